@@ -1,0 +1,164 @@
+/*
+ * collie.h - the public API of libcollie, collective communication for
+ * data-parallel training.
+ *
+ * Every call that can fail returns a collie_status; collie_strerror() names it
+ * and collie_last_error(comm) holds the detail of the last failure (which rank,
+ * which peer, what was expected).  Handles are opaque.  A communicator is used
+ * by one thread at a time.
+ *
+ * Semantics follow NCCL and MPI: sendbuf == recvbuf means in place; count == 0
+ * is a valid no-op; COLLIE_AVG is the sum divided by the number of ranks
+ * (integer division, truncating, for integer types); float16 and bfloat16 are
+ * reduced in float32 and rounded once to nearest even; every rank receives
+ * bit-identical results.
+ */
+#ifndef COLLIE_H
+#define COLLIE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define COLLIE_API __attribute__((visibility("default")))
+#else
+#define COLLIE_API
+#endif
+
+#define COLLIE_VERSION_MAJOR 0
+#define COLLIE_VERSION_MINOR 1
+#define COLLIE_VERSION_PATCH 0
+
+typedef struct collie_comm collie_comm;
+
+typedef enum {
+    COLLIE_OK = 0,
+    COLLIE_ERR_INVALID_ARG,
+    COLLIE_ERR_SYSTEM,
+    COLLIE_ERR_TIMEOUT,
+    COLLIE_ERR_PEER_LOST,
+    COLLIE_ERR_MISMATCH,
+    COLLIE_ERR_NOMEM,
+    COLLIE_ERR_AUTH,
+    COLLIE_ERR_UNSUPPORTED,
+    COLLIE_ERR_INTERNAL
+} collie_status;
+
+typedef enum {
+    COLLIE_FLOAT32,
+    COLLIE_FLOAT64,
+    COLLIE_FLOAT16,
+    COLLIE_BFLOAT16,
+    COLLIE_INT8,
+    COLLIE_UINT8,
+    COLLIE_INT32,
+    COLLIE_INT64
+} collie_dtype;
+
+typedef enum { COLLIE_SUM, COLLIE_PROD, COLLIE_MIN, COLLIE_MAX, COLLIE_AVG } collie_op;
+
+/*
+ * Joins the job described by the environment (COLLIE_RANK/SIZE/ADDR as set by
+ * `collie run`, or the variables of torchrun, Open MPI's mpirun or Slurm's
+ * srun) and returns a communicator over all its ranks in *comm.  Collective:
+ * every rank of the job must call it; it waits at most COLLIE_TIMEOUT seconds
+ * for the others.  With no job variables at all it makes a one-rank job.
+ * On error *comm is set to NULL, nothing is left behind, and the returned
+ * status says why (COLLIE_DEBUG=WARN, the default, prints the detail).
+ */
+COLLIE_API collie_status collie_init(collie_comm **comm);
+
+/*
+ * Leaves the job and frees the communicator.  Not collective: peers still
+ * waiting on this rank learn that it left (COLLIE_ERR_PEER_LOST) instead of
+ * hanging.  NULL is accepted and ignored.
+ */
+COLLIE_API collie_status collie_finalize(collie_comm *comm);
+
+/* This rank's index in [0, size), or -1 for a NULL communicator. */
+COLLIE_API int collie_rank(const collie_comm *comm);
+/* Number of ranks in the job, or -1 for a NULL communicator. */
+COLLIE_API int collie_size(const collie_comm *comm);
+/* This rank's index among the ranks on its host, or -1 for NULL. */
+COLLIE_API int collie_local_rank(const collie_comm *comm);
+/* Number of ranks on this rank's host, or -1 for NULL. */
+COLLIE_API int collie_local_size(const collie_comm *comm);
+
+/* A static, never NULL, one-line description of status and what to do next. */
+COLLIE_API const char *collie_strerror(collie_status status);
+
+/*
+ * The detail of the last failure on comm (who, which peer, what was expected),
+ * or "" if none.  Valid until the next call on comm.  Never NULL; for a NULL
+ * comm it describes the last collie_init failure of this process.
+ */
+COLLIE_API const char *collie_last_error(const collie_comm *comm);
+
+/* The library version, "MAJOR.MINOR.PATCH". Never NULL. */
+COLLIE_API const char *collie_version(void);
+
+/*
+ * Collectives.  All ranks call them in the same order with the same count,
+ * dtype, op and root; otherwise every rank returns COLLIE_ERR_MISMATCH.
+ * Invalid arguments return COLLIE_ERR_INVALID_ARG on the calling rank at once,
+ * without communicating, and leave the communicator usable.  Any other
+ * failure (timeout, lost peer, mismatch) is sticky: later calls return it at
+ * once.  Output buffers are written only by a call that returns COLLIE_OK.
+ */
+
+/* recvbuf[i] = op over ranks of sendbuf[i], on every rank.  count elements. */
+COLLIE_API collie_status collie_allreduce(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                                          size_t count, collie_dtype dtype, collie_op op);
+
+/* Copies root's buf to buf on every rank. */
+COLLIE_API collie_status collie_broadcast(collie_comm *comm, void *buf, size_t count,
+                                          collie_dtype dtype, int root);
+
+/* Like allreduce, but only root's recvbuf is written (others may pass NULL). */
+COLLIE_API collie_status collie_reduce(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                                       size_t count, collie_dtype dtype, collie_op op, int root);
+
+/*
+ * recvbuf (size * sendcount elements) receives every rank's sendbuf in rank
+ * order.  In place: sendbuf == recvbuf, or sendbuf == recvbuf + rank*sendcount
+ * elements; either way the own block is read from recvbuf.
+ */
+COLLIE_API collie_status collie_allgather(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                                          size_t sendcount, collie_dtype dtype);
+
+/*
+ * sendbuf holds size blocks of recvcount elements; rank r receives in recvbuf
+ * the reduction of block r over all ranks.  In place: recvbuf == sendbuf
+ * (result in the first block, as MPI_IN_PLACE) or recvbuf == sendbuf +
+ * rank*recvcount elements (as NCCL).
+ */
+COLLIE_API collie_status collie_reduce_scatter(collie_comm *comm, const void *sendbuf,
+                                               void *recvbuf, size_t recvcount,
+                                               collie_dtype dtype, collie_op op);
+
+/* Block j (count elements) of rank i's sendbuf lands in block i of rank j's recvbuf. */
+COLLIE_API collie_status collie_alltoall(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                                         size_t count, collie_dtype dtype);
+
+/* Returns once every rank has entered the barrier. */
+COLLIE_API collie_status collie_barrier(collie_comm *comm);
+
+/*
+ * Blocking point-to-point.  A send returns once the message is buffered or
+ * delivered; a recv once it has arrived.  Messages between a pair arrive in
+ * order; the receiver's count and dtype must match the sender's
+ * (COLLIE_ERR_MISMATCH otherwise).  Sending to oneself is an invalid argument.
+ */
+COLLIE_API collie_status collie_send(collie_comm *comm, const void *buf, size_t count,
+                                     collie_dtype dtype, int peer);
+COLLIE_API collie_status collie_recv(collie_comm *comm, void *buf, size_t count,
+                                     collie_dtype dtype, int peer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COLLIE_H */

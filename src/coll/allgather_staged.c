@@ -1,0 +1,32 @@
+/*
+ * allgather_staged.c - allgather through the window: per round every rank
+ * stages a piece of its block, one sync, every rank copies all pieces out.
+ */
+#include <string.h>
+
+#include "../transport/shm.h"
+#include "algo.h"
+
+/* op->sendbuf is this rank's block (coll.c resolved the in-place forms). */
+collie_status collie__allgather_staged(collie_comm *comm, const struct collie__op *op)
+{
+    const int n = comm->local_size, me = comm->local_rank;
+    const size_t es = op->elem_size, chunk = collie__win_bytes(comm) / es, count = op->count;
+    const unsigned char *send = op->sendbuf;
+    unsigned char *recv = op->recvbuf;
+    for (size_t off = 0; off < count; off += chunk) {
+        size_t m = count - off < chunk ? count - off : chunk;
+        unsigned parity = collie__win_round(comm);
+        memcpy(collie__win_slot(comm, me, parity), send + off * es, m * es);
+        collie_status st = collie__win_sync(comm);
+        if (st != COLLIE_OK)
+            return st;
+        for (int r = 0; r < n; r++) {
+            unsigned char *dst = recv + ((size_t)comm->local_to_global[r] * count + off) * es;
+            if (dst != send + off * es)
+                memcpy(dst, collie__win_slot(comm, r, parity), m * es);
+        }
+    }
+    return COLLIE_OK;
+}
+

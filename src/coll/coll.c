@@ -1,0 +1,207 @@
+/*
+ * coll.c - the public collectives and point-to-point calls.  Each fills one
+ * descriptor and enters run(), the single checked path: argument checks
+ * (on this rank, before any communication), the communicator's health, the
+ * in-place forms, then the chosen algorithm or transport.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../transport/shm.h"
+#include "../transport/transport.h"
+#include "algo.h"
+
+static collie_status invalid(collie_comm *comm, const struct collie__op *op, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static collie_status invalid(collie_comm *comm, const struct collie__op *op, const char *fmt, ...)
+{
+    char detail[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    return collie__fail(comm, COLLIE_ERR_INVALID_ARG, "%s on rank %d: %s",
+                        collie__coll_name(op->desc.coll), comm->rank, detail);
+}
+
+static int overlaps(const void *a, size_t alen, const void *b, size_t blen)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return alen && blen && x < y + blen && y < x + alen;
+}
+
+/* Bytes of the send and receive buffers that op touches on this rank; -1 on overflow. */
+static int buffer_sizes(const collie_comm *comm, const struct collie__op *op, size_t *send,
+                        size_t *recv)
+{
+    size_t n = (size_t)comm->size, block = op->count * op->elem_size;
+    if (op->count > SIZE_MAX / op->elem_size / n)
+        return -1;
+    *send = *recv = block;
+    if (op->desc.coll == COLLIE_COLL_ALLGATHER || op->desc.coll == COLLIE_COLL_ALLTOALL)
+        *recv = block * n;
+    if (op->desc.coll == COLLIE_COLL_REDUCE_SCATTER || op->desc.coll == COLLIE_COLL_ALLTOALL)
+        *send = block * n;
+    return 0;
+}
+
+static collie_status check_args(collie_comm *comm, struct collie__op *op)
+{
+    enum collie__coll coll = op->desc.coll;
+    int reduces = coll == COLLIE_COLL_ALLREDUCE || coll == COLLIE_COLL_REDUCE ||
+                  coll == COLLIE_COLL_REDUCE_SCATTER;
+    int rooted = coll == COLLIE_COLL_BROADCAST || coll == COLLIE_COLL_REDUCE ||
+                 coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV;
+    const char *root_name = coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV ? "peer" : "root";
+    if (coll == COLLIE_COLL_BARRIER)
+        return COLLIE_OK;
+    op->elem_size = collie__dtype_size(op->dtype);
+    if (!op->elem_size)
+        return invalid(comm, op, "dtype=%d is not a collie_dtype (COLLIE_FLOAT32..COLLIE_INT64)",
+                       (int)op->dtype);
+    if (reduces && ((unsigned)op->op > COLLIE_AVG))
+        return invalid(comm, op, "op=%d is not a collie_op (COLLIE_SUM..COLLIE_AVG)", (int)op->op);
+    if (rooted && (op->root < 0 || op->root >= comm->size))
+        return invalid(comm, op, "%s=%d is outside [0, %d)", root_name, op->root, comm->size);
+    if ((coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV) && op->root == comm->rank)
+        return invalid(comm, op, "%s=%d is this rank: a blocking send to oneself cannot complete",
+                       root_name, op->root);
+    size_t send_bytes, recv_bytes;
+    if (buffer_sizes(comm, op, &send_bytes, &recv_bytes) != 0)
+        return invalid(comm, op, "count=%zu elements of %zu bytes overflow the address space",
+                       op->count, op->elem_size);
+    if (!op->count)
+        return COLLIE_OK;
+    int needs_recv = coll != COLLIE_COLL_SEND && coll != COLLIE_COLL_BROADCAST &&
+                     (coll != COLLIE_COLL_REDUCE || op->root == comm->rank);
+    int needs_send = coll != COLLIE_COLL_RECV;
+    if (needs_send && !op->sendbuf)
+        return invalid(comm, op, "%s is NULL but count is %zu",
+                       coll == COLLIE_COLL_BROADCAST || coll == COLLIE_COLL_SEND ? "buf" : "sendbuf",
+                       op->count);
+    if (needs_recv && !op->recvbuf)
+        return invalid(comm, op, "%s is NULL but count is %zu",
+                       coll == COLLIE_COLL_RECV ? "buf" : "recvbuf", op->count);
+    if (needs_send && needs_recv && op->sendbuf != op->recvbuf) {
+        /* The NCCL in-place forms point sendbuf/recvbuf at this rank's own block. */
+        size_t own = (size_t)comm->rank * op->count * op->elem_size;
+        const unsigned char *s = op->sendbuf, *r = op->recvbuf;
+        int nccl_in_place = (coll == COLLIE_COLL_ALLGATHER && s == r + own) ||
+                            (coll == COLLIE_COLL_REDUCE_SCATTER && r == s + own);
+        if (!nccl_in_place && overlaps(s, send_bytes, r, recv_bytes))
+            return invalid(comm, op,
+                           "sendbuf and recvbuf overlap without being the same buffer (in place "
+                           "needs sendbuf == recvbuf)");
+    }
+    return COLLIE_OK;
+}
+
+static collie_status run(collie_comm *comm, struct collie__op *op)
+{
+    if (!comm) {
+        size_t len;
+        snprintf(collie__init_error_buffer(&len), len, "collie_%s: comm is NULL",
+                 collie__coll_name(op->desc.coll));
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    if (comm->failed != COLLIE_OK)
+        return comm->failed; /* last_error still says why */
+    collie_status st = check_args(comm, op);
+    if (st != COLLIE_OK)
+        return st;
+    enum collie__coll coll = op->desc.coll;
+    if (!op->count && coll != COLLIE_COLL_BARRIER)
+        return COLLIE_OK;
+    if (coll == COLLIE_COLL_ALLGATHER && op->sendbuf == op->recvbuf)
+        op->sendbuf = (unsigned char *)op->recvbuf + (size_t)comm->rank * op->count * op->elem_size;
+
+    struct collie__op_desc *d = &op->desc;
+    d->seq = comm->seq;
+    d->dtype = coll == COLLIE_COLL_BARRIER ? 0 : (uint8_t)op->dtype;
+    d->op = coll == COLLIE_COLL_ALLREDUCE || coll == COLLIE_COLL_REDUCE ||
+                    coll == COLLIE_COLL_REDUCE_SCATTER
+                ? (uint8_t)op->op
+                : 0;
+    d->root = op->root;
+    d->count = op->count;
+    comm->cur = *d;
+    collie__arm_deadline(comm);
+
+    if (coll == COLLIE_COLL_SEND)
+        return comm->peer_transport[op->root]->send(comm, op->root, op->sendbuf, d);
+    if (coll == COLLIE_COLL_RECV)
+        return comm->peer_transport[op->root]->recv(comm, op->root, op->recvbuf, d);
+    collie__shm_begin(comm, d);
+    comm->seq++;
+    return collie__select(comm, op)->run(comm, op);
+}
+
+static collie_status start(collie_comm *comm, enum collie__coll coll, const void *sendbuf,
+                           void *recvbuf, size_t count, collie_dtype dtype, collie_op op, int root)
+{
+    struct collie__op o = {
+        .desc = {.coll = (uint8_t)coll, .root = root},
+        .sendbuf = sendbuf,
+        .recvbuf = recvbuf,
+        .count = count,
+        .dtype = dtype,
+        .op = op,
+        .root = root,
+    };
+    return run(comm, &o);
+}
+
+collie_status collie_allreduce(collie_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                               collie_dtype dtype, collie_op op)
+{
+    return start(comm, COLLIE_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, -1);
+}
+
+collie_status collie_broadcast(collie_comm *comm, void *buf, size_t count, collie_dtype dtype,
+                               int root)
+{
+    return start(comm, COLLIE_COLL_BROADCAST, buf, buf, count, dtype, COLLIE_SUM, root);
+}
+
+collie_status collie_reduce(collie_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                            collie_dtype dtype, collie_op op, int root)
+{
+    return start(comm, COLLIE_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root);
+}
+
+collie_status collie_allgather(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                               size_t sendcount, collie_dtype dtype)
+{
+    return start(comm, COLLIE_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, COLLIE_SUM, -1);
+}
+
+collie_status collie_reduce_scatter(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                                    size_t recvcount, collie_dtype dtype, collie_op op)
+{
+    return start(comm, COLLIE_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, -1);
+}
+
+collie_status collie_alltoall(collie_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                              collie_dtype dtype)
+{
+    return start(comm, COLLIE_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, COLLIE_SUM, -1);
+}
+
+collie_status collie_barrier(collie_comm *comm)
+{
+    return start(comm, COLLIE_COLL_BARRIER, NULL, NULL, 0, COLLIE_FLOAT32, COLLIE_SUM, -1);
+}
+
+collie_status collie_send(collie_comm *comm, const void *buf, size_t count, collie_dtype dtype,
+                          int peer)
+{
+    return start(comm, COLLIE_COLL_SEND, buf, NULL, count, dtype, COLLIE_SUM, peer);
+}
+
+collie_status collie_recv(collie_comm *comm, void *buf, size_t count, collie_dtype dtype, int peer)
+{
+    return start(comm, COLLIE_COLL_RECV, NULL, buf, count, dtype, COLLIE_SUM, peer);
+}

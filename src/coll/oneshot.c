@@ -1,0 +1,35 @@
+/*
+ * oneshot.c - allreduce and reduce for small messages: every rank copies its
+ * input into its slot once, one sync, then each receiving rank reduces all
+ * slots itself, in rank order.  One synchronisation per round; each receiver
+ * reads n inputs, so it loses to twoshot as messages grow.
+ */
+#include <string.h>
+
+#include "../reduce/reduce.h"
+#include "../transport/shm.h"
+#include "algo.h"
+
+collie_status collie__oneshot(collie_comm *comm, const struct collie__op *op, int root)
+{
+    const int n = comm->local_size, me = comm->local_rank;
+    const size_t es = op->elem_size, chunk = collie__win_bytes(comm) / es;
+    const unsigned char *send = op->sendbuf;
+    unsigned char *recv = op->recvbuf;
+    const void **srcs = comm->scratch_srcs;
+    int receives = root < 0 || root == comm->rank;
+    for (size_t off = 0; off < op->count; off += chunk) {
+        size_t m = op->count - off < chunk ? op->count - off : chunk;
+        unsigned parity = collie__win_round(comm);
+        memcpy(collie__win_slot(comm, me, parity), send + off * es, m * es);
+        collie_status st = collie__win_sync(comm);
+        if (st != COLLIE_OK)
+            return st;
+        if (!receives)
+            continue;
+        for (int r = 0; r < n; r++)
+            srcs[r] = collie__win_slot(comm, r, parity);
+        collie__reduce(recv + off * es, srcs, n, m, op->dtype, op->op, comm->size);
+    }
+    return COLLIE_OK;
+}

@@ -1,0 +1,181 @@
+/*
+ * select.c - which algorithm runs: the one COLLIE_ALGO names, else the one
+ * the cost model predicts fastest.  The model is NCCL's shape,
+ *     time = syncs * alpha + bytes touched per rank / beta,
+ * with alpha the cost of one all-rank sync on this host (much higher once
+ * ranks outnumber cores and every sync may need a context switch) and beta
+ * the bandwidth of one core's copies.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/config.h"
+#include "../core/log.h"
+#include "../transport/shm.h"
+#include "algo.h"
+
+#define ALPHA_S 0.5e-6      /* one sync, ranks <= cores */
+#define ALPHA_OVER_S 10e-6  /* one sync, oversubscribed */
+#define BETA_BPS 8e9        /* bytes per second one core copies or reduces */
+
+static double alpha(const collie_comm *comm)
+{
+    return comm->local_size > comm->cpus ? ALPHA_OVER_S : ALPHA_S;
+}
+
+static double rounds(const collie_comm *comm, const struct collie__op *op)
+{
+    size_t per_round = collie__win_bytes(comm) / op->elem_size;
+    return (double)((op->count + per_round - 1) / per_round);
+}
+
+static double bytes(const struct collie__op *op) { return (double)(op->count * op->elem_size); }
+
+/* Copy in (read + write), then read all n inputs and write the result. */
+static double cost_oneshot(const collie_comm *comm, const struct collie__op *op)
+{
+    return rounds(comm, op) * alpha(comm) + (3.0 + comm->local_size) * bytes(op) / BETA_BPS;
+}
+
+/* Copy in, reduce one slice (n reads of S/n), copy every slice out: about 5 S. */
+static double cost_twoshot(const collie_comm *comm, const struct collie__op *op)
+{
+    return 2 * rounds(comm, op) * alpha(comm) + 5.0 * bytes(op) / BETA_BPS;
+}
+
+static collie_status allreduce_oneshot(collie_comm *c, const struct collie__op *op)
+{
+    return collie__oneshot(c, op, -1);
+}
+static collie_status allreduce_twoshot(collie_comm *c, const struct collie__op *op)
+{
+    return collie__twoshot(c, op, -1);
+}
+static collie_status reduce_oneshot(collie_comm *c, const struct collie__op *op)
+{
+    return collie__oneshot(c, op, op->root);
+}
+static collie_status reduce_twoshot(collie_comm *c, const struct collie__op *op)
+{
+    return collie__twoshot(c, op, op->root);
+}
+
+static const struct collie__algo algos[] = {
+    {"oneshot", COLLIE_COLL_ALLREDUCE, allreduce_oneshot, cost_oneshot},
+    {"twoshot", COLLIE_COLL_ALLREDUCE, allreduce_twoshot, cost_twoshot},
+    {"oneshot", COLLIE_COLL_REDUCE, reduce_oneshot, cost_oneshot},
+    {"twoshot", COLLIE_COLL_REDUCE, reduce_twoshot, cost_twoshot},
+    {"staged", COLLIE_COLL_BROADCAST, collie__broadcast_staged, NULL},
+    {"staged", COLLIE_COLL_ALLGATHER, collie__allgather_staged, NULL},
+    {"staged", COLLIE_COLL_REDUCE_SCATTER, collie__reduce_scatter_staged, NULL},
+    {"staged", COLLIE_COLL_ALLTOALL, collie__alltoall_staged, NULL},
+    {"sync", COLLIE_COLL_BARRIER, collie__barrier_sync, NULL},
+};
+#define N_ALGOS (int)(sizeof algos / sizeof algos[0])
+
+static const struct collie__algo *find(int coll, const char *name, size_t len)
+{
+    for (int i = 0; i < N_ALGOS; i++)
+        if ((int)algos[i].coll == coll && strlen(algos[i].name) == len &&
+            !strncmp(algos[i].name, name, len))
+            return &algos[i];
+    return NULL;
+}
+
+static int coll_by_name(const char *name, size_t len)
+{
+    for (int c = 0; c < COLLIE_COLL_COUNT; c++)
+        if (strlen(collie__coll_name((enum collie__coll)c)) == len &&
+            !strncmp(collie__coll_name((enum collie__coll)c), name, len))
+            return c;
+    return -1;
+}
+
+static collie_status unknown(collie_comm *comm, const char *spec, const char *what, size_t len)
+{
+    return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
+                        "COLLIE_ALGO='%s': no %.*s here; known algorithms: allreduce:oneshot, "
+                        "allreduce:twoshot, reduce:oneshot, reduce:twoshot, broadcast:staged, "
+                        "allgather:staged, reduce_scatter:staged, alltoall:staged, barrier:sync",
+                        spec, (int)len, what);
+}
+
+/* One item: "NAME" (every collective that has it) or "COLL:NAME". */
+static collie_status parse_item(collie_comm *comm, const char *spec, const char *item, size_t len)
+{
+    const char *colon = memchr(item, ':', len);
+    if (!colon) {
+        int any = 0;
+        for (int c = 0; c < COLLIE_COLL_COUNT; c++) {
+            const struct collie__algo *a = find(c, item, len);
+            if (a) {
+                comm->forced[c] = a;
+                any = 1;
+            }
+        }
+        return any ? COLLIE_OK : unknown(comm, spec, item, len);
+    }
+    int coll = coll_by_name(item, (size_t)(colon - item));
+    if (coll < 0)
+        return unknown(comm, spec, item, (size_t)(colon - item));
+    const struct collie__algo *a = find(coll, colon + 1, len - (size_t)(colon - item) - 1);
+    if (!a)
+        return unknown(comm, spec, item, len);
+    comm->forced[coll] = a;
+    return COLLIE_OK;
+}
+
+collie_status collie__select_init(collie_comm *comm)
+{
+    const char *spec = collie__config_string(COLLIE_CFG_ALGO);
+    for (const char *p = spec; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len) {
+            collie_status st = parse_item(comm, spec, p, len);
+            if (st != COLLIE_OK)
+                return st;
+        }
+        p += len + (p[len] == ',');
+    }
+    return COLLIE_OK;
+}
+
+const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op)
+{
+    const struct collie__algo *best = comm->forced[op->desc.coll];
+    double best_cost = 0;
+    for (int i = 0; !comm->forced[op->desc.coll] && i < N_ALGOS; i++) {
+        if ((int)algos[i].coll != op->desc.coll)
+            continue;
+        double c = algos[i].cost ? algos[i].cost(comm, op) : 0;
+        if (!best || c < best_cost) {
+            best = &algos[i];
+            best_cost = c;
+        }
+    }
+    uint32_t bit = 1u << (best - algos);
+    if (!(comm->algo_logged[op->desc.coll] & bit)) {
+        comm->algo_logged[op->desc.coll] |= bit;
+        COLLIE_INFO("coll", "%s of %zu bytes on %d ranks: %s (%s)", collie__coll_name(op->desc.coll),
+                    op->count * op->elem_size, comm->size, best->name,
+                    comm->forced[op->desc.coll] ? "forced by COLLIE_ALGO" : "cost model");
+    }
+    return best;
+}
+
+void collie__algo_print(FILE *out)
+{
+    for (int c = 0; c < COLLIE_COLL_COUNT; c++) {
+        int printed = 0;
+        for (int i = 0; i < N_ALGOS; i++) {
+            if ((int)algos[i].coll != c)
+                continue;
+            if (printed++)
+                fprintf(out, ", %s", algos[i].name);
+            else
+                fprintf(out, "  %-15s %s", collie__coll_name((enum collie__coll)c), algos[i].name);
+        }
+        if (printed)
+            fputc('\n', out);
+    }
+}

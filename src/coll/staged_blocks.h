@@ -1,0 +1,28 @@
+/*
+ * staged_blocks.h - packing a window of every block into one slot, for the
+ * collectives whose input is one block per rank (reduce_scatter, alltoall).
+ */
+#ifndef COLLIE_STAGED_BLOCKS_H
+#define COLLIE_STAGED_BLOCKS_H
+
+#include <string.h>
+
+#include "../transport/shm.h"
+
+/* Elements of every block that one round moves: n of them fill a slot. */
+static inline size_t collie__block_window(const collie_comm *comm, size_t es)
+{
+    size_t w = collie__win_bytes(comm) / (es * (size_t)comm->local_size);
+    return w ? w : 1;
+}
+
+/* Copies elements [off, off+m) of each of the n blocks of src into the slot, packed. */
+static inline void collie__stage_blocks(collie_comm *comm, unsigned parity, const unsigned char *src,
+                         size_t count, size_t off, size_t m, size_t es)
+{
+    unsigned char *slot = collie__win_slot(comm, comm->local_rank, parity);
+    for (int b = 0; b < comm->local_size; b++)
+        memcpy(slot + (size_t)b * m * es, src + ((size_t)b * count + off) * es, m * es);
+}
+
+#endif

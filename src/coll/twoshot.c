@@ -1,0 +1,55 @@
+/*
+ * twoshot.c - allreduce and reduce for large messages: reduce-scatter then
+ * gather, through the slots, one slot-sized chunk per round.
+ *
+ * Per round: every rank copies a chunk of its input into its slot (sync);
+ * rank r reduces slice r of the chunk across all slots, in rank order, into
+ * slice r of its own slot (sync); every receiving rank copies all reduced
+ * slices out.  All ranks reduce at once, each reads every byte once, and the
+ * chunk is sized to stay in cache, so the user's buffers are the only DRAM
+ * traffic: input read once, output written once.
+ */
+#include <string.h>
+
+#include "../reduce/reduce.h"
+#include "../transport/shm.h"
+#include "algo.h"
+
+/* Slice r of m elements split n ways: [lo, hi). */
+static size_t slice_start(size_t m, int r, int n) { return m * (size_t)r / (size_t)n; }
+
+collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, int root)
+{
+    const int n = comm->local_size, me = comm->local_rank;
+    const size_t es = op->elem_size, chunk = collie__win_bytes(comm) / es;
+    const unsigned char *send = op->sendbuf;
+    unsigned char *recv = op->recvbuf;
+    const void **srcs = comm->scratch_srcs;
+    int receives = root < 0 || root == comm->rank;
+    for (size_t off = 0; off < op->count; off += chunk) {
+        size_t m = op->count - off < chunk ? op->count - off : chunk;
+        unsigned parity = collie__win_round(comm);
+        unsigned char *mine = collie__win_slot(comm, me, parity);
+        memcpy(mine, send + off * es, m * es);
+        collie_status st = collie__win_sync(comm);
+        if (st != COLLIE_OK)
+            return st;
+
+        size_t lo = slice_start(m, me, n), hi = slice_start(m, me + 1, n);
+        for (int r = 0; r < n; r++)
+            srcs[r] = (const unsigned char *)collie__win_slot(comm, r, parity) + lo * es;
+        collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, op->op, comm->size);
+        st = collie__win_sync(comm);
+        if (st != COLLIE_OK)
+            return st;
+
+        if (!receives)
+            continue;
+        for (int r = 0; r < n; r++) {
+            size_t a = slice_start(m, r, n), b = slice_start(m, r + 1, n);
+            const unsigned char *slot = collie__win_slot(comm, r, parity);
+            memcpy(recv + (off + a) * es, slot + a * es, (b - a) * es);
+        }
+    }
+    return COLLIE_OK;
+}

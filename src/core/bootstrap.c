@@ -1,0 +1,224 @@
+/*
+ * bootstrap.c - the rendezvous: a star of TCP connections centred on rank 0,
+ * used only while setting up (and to exchange small tables).  Every frame
+ * carries a status, so a failure seen by rank 0 reaches every rank as a
+ * message instead of a hang; a length read from the wire is accepted only if
+ * it is the one the exchange agreed on.
+ */
+#include "bootstrap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sock.h"
+
+#define HELLO_MAGIC 0x434c4253u /* "CLBS" */
+#define FRAME_MAGIC 0x434c4246u /* "CLBF" */
+#define PROTOCOL_VERSION 1u
+
+struct hello {
+    uint32_t magic, version;
+    int32_t rank, size;
+};
+
+struct frame {
+    uint32_t magic;
+    uint32_t status; /* collie_status; non-zero: the payload is the message */
+    uint64_t len;
+};
+
+struct collie__bootstrap {
+    int *fd; /* rank 0: fd[r] for every other rank r; others: fd[0], the link to rank 0 */
+};
+
+static collie_status io_failed(collie_comm *comm, int peer, const char *what)
+{
+    if (errno == ETIMEDOUT)
+        return collie__fail(comm, COLLIE_ERR_TIMEOUT,
+                            "rank %d waited COLLIE_TIMEOUT=%.1f s for rank %d during %s",
+                            comm->rank, comm->timeout_s, peer, what);
+    return collie__fail(comm, COLLIE_ERR_PEER_LOST, "rank %d lost rank %d during %s: %s",
+                        comm->rank, peer, what, strerror(errno));
+}
+
+static int send_frame(int fd, collie_status status, const void *data, size_t len, uint64_t dl)
+{
+    struct frame f = {FRAME_MAGIC, (uint32_t)status, len};
+    return collie__sock_send(fd, &f, sizeof f, dl) || (len && collie__sock_send(fd, data, len, dl))
+               ? -1
+               : 0;
+}
+
+/* Rank 0 tells every connected rank why the job cannot start, best effort. */
+static void broadcast_failure(collie_comm *comm, collie_status status)
+{
+    uint64_t dl = collie__now_ns() + 2000000000ull;
+    for (int r = 1; r < comm->size; r++)
+        if (comm->boot->fd[r] >= 0)
+            send_frame(comm->boot->fd[r], status, comm->last_error, strlen(comm->last_error) + 1,
+                       dl);
+}
+
+/* Receives a frame of exactly `len` payload bytes, or the sender's error. */
+static collie_status recv_frame(collie_comm *comm, int fd, int peer, void *data, size_t len,
+                                const char *what)
+{
+    struct frame f;
+    if (collie__sock_recv(fd, &f, sizeof f, comm->deadline_ns) != 0)
+        return io_failed(comm, peer, what);
+    if (f.magic != FRAME_MAGIC)
+        return collie__fail(comm, COLLIE_ERR_INTERNAL, "garbled bootstrap frame from rank %d",
+                            peer);
+    if (f.status != COLLIE_OK) {
+        char msg[sizeof comm->last_error] = "";
+        size_t n = f.len < sizeof msg ? f.len : sizeof msg - 1;
+        if (collie__sock_recv(fd, msg, n, comm->deadline_ns) != 0)
+            msg[0] = 0;
+        msg[n] = 0;
+        collie_status st = f.status < COLLIE_ERR_INTERNAL ? (collie_status)f.status
+                                                          : COLLIE_ERR_INTERNAL;
+        return collie__fail_from_peer(comm, st, msg);
+    }
+    if (f.len != len)
+        return collie__fail(comm, COLLIE_ERR_MISMATCH,
+                            "rank %d sent %llu bytes during %s where %zu were agreed: do all "
+                            "ranks run the same collie version?",
+                            peer, (unsigned long long)f.len, what, len);
+    if (len && collie__sock_recv(fd, data, len, comm->deadline_ns) != 0)
+        return io_failed(comm, peer, what);
+    return COLLIE_OK;
+}
+
+static collie_status accept_all(collie_comm *comm, const struct collie__identity *id)
+{
+    int listen_fd;
+    char err[256];
+    if (collie__sock_listen(id->addr_host, id->addr_port, &listen_fd, err, sizeof err) != 0)
+        return collie__fail(comm, COLLIE_ERR_SYSTEM, "%s", err);
+    collie_status st = COLLIE_OK;
+    for (int joined = 1; joined < comm->size && st == COLLIE_OK;) {
+        int fd;
+        if (collie__sock_accept(listen_fd, comm->deadline_ns, &fd) != 0) {
+            st = collie__fail(comm, errno == ETIMEDOUT ? COLLIE_ERR_TIMEOUT : COLLIE_ERR_SYSTEM,
+                              "rank 0 waited %.1f s for ranks to connect to %s:%d; %d of %d "
+                              "arrived (COLLIE_TIMEOUT; did every rank start?)",
+                              comm->timeout_s, id->addr_host, id->addr_port, joined, comm->size);
+            break;
+        }
+        struct hello h;
+        if (collie__sock_recv(fd, &h, sizeof h, collie__now_ns() + 5000000000ull) != 0 ||
+            h.magic != HELLO_MAGIC) {
+            COLLIE_WARN("bootstrap", "dropped a connection to %s:%d that is not a collie rank",
+                        id->addr_host, id->addr_port);
+            close(fd);
+            continue;
+        }
+        if (h.version != PROTOCOL_VERSION || h.size != comm->size || h.rank <= 0 ||
+            h.rank >= comm->size || comm->boot->fd[h.rank] >= 0) {
+            st = collie__fail(comm, COLLIE_ERR_MISMATCH,
+                              "a rank joined as rank %d of %d (protocol %u), but rank 0 expects "
+                              "ranks 1..%d of %d (protocol %u), each once",
+                              h.rank, h.size, h.version, comm->size - 1, comm->size,
+                              PROTOCOL_VERSION);
+            send_frame(fd, st, comm->last_error, strlen(comm->last_error) + 1,
+                       collie__now_ns() + 1000000000ull);
+            close(fd);
+            break;
+        }
+        comm->boot->fd[h.rank] = fd;
+        joined++;
+    }
+    close(listen_fd);
+    if (st != COLLIE_OK)
+        broadcast_failure(comm, st);
+    return st;
+}
+
+collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__identity *id)
+{
+    if (comm->size == 1)
+        return COLLIE_OK;
+    struct collie__bootstrap *b = calloc(1, sizeof *b);
+    int *fds = malloc(sizeof(int) * (size_t)comm->size);
+    if (!b || !fds) {
+        free(b), free(fds);
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the bootstrap");
+    }
+    for (int r = 0; r < comm->size; r++)
+        fds[r] = -1;
+    b->fd = fds;
+    comm->boot = b;
+    collie_status st;
+    if (comm->rank == 0) {
+        st = accept_all(comm, id);
+    } else {
+        char err[256];
+        st = COLLIE_OK;
+        if (collie__sock_connect(id->addr_host, id->addr_port, comm->deadline_ns, &fds[0], err,
+                                 sizeof err) != 0)
+            st = collie__fail(comm, COLLIE_ERR_TIMEOUT, "rank %d: %s", comm->rank, err);
+        struct hello h = {HELLO_MAGIC, PROTOCOL_VERSION, comm->rank, comm->size};
+        if (st == COLLIE_OK && collie__sock_send(fds[0], &h, sizeof h, comm->deadline_ns) != 0)
+            st = io_failed(comm, 0, "the rendezvous");
+    }
+    if (st == COLLIE_OK)
+        st = collie__bootstrap_barrier(comm);
+    if (st != COLLIE_OK)
+        collie__bootstrap_close(comm);
+    return st;
+}
+
+collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, void *all,
+                                          size_t len)
+{
+    unsigned char *out = all;
+    memcpy(out + (size_t)comm->rank * len, mine, len);
+    if (comm->size == 1)
+        return COLLIE_OK;
+    int *fd = comm->boot->fd;
+    if (comm->rank != 0) {
+        if (send_frame(fd[0], COLLIE_OK, mine, len, comm->deadline_ns) != 0)
+            return io_failed(comm, 0, "a bootstrap exchange");
+        return recv_frame(comm, fd[0], 0, out, len * (size_t)comm->size, "a bootstrap exchange");
+    }
+    collie_status st = COLLIE_OK;
+    for (int r = 1; r < comm->size && st == COLLIE_OK; r++)
+        st = recv_frame(comm, fd[r], r, out + (size_t)r * len, len, "a bootstrap exchange");
+    if (st != COLLIE_OK) {
+        broadcast_failure(comm, st);
+        return st;
+    }
+    for (int r = 1; r < comm->size; r++)
+        if (send_frame(fd[r], COLLIE_OK, out, len * (size_t)comm->size, comm->deadline_ns) != 0) {
+            st = io_failed(comm, r, "a bootstrap exchange");
+            broadcast_failure(comm, st);
+            return st;
+        }
+    return COLLIE_OK;
+}
+
+collie_status collie__bootstrap_barrier(collie_comm *comm)
+{
+    char mine = 0, *all = malloc((size_t)comm->size);
+    if (!all)
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for a bootstrap barrier");
+    collie_status st = collie__bootstrap_allgather(comm, &mine, all, 1);
+    free(all);
+    return st;
+}
+
+void collie__bootstrap_close(collie_comm *comm)
+{
+    struct collie__bootstrap *b = comm->boot;
+    if (!b)
+        return;
+    for (int r = 0; r < comm->size; r++)
+        if (b->fd[r] >= 0)
+            close(b->fd[r]);
+    free(b->fd);
+    free(b);
+    comm->boot = NULL;
+}

@@ -1,0 +1,48 @@
+/*
+ * bootstrap.h - how ranks find each other: identity from the environment, a
+ * TCP rendezvous at rank 0, and the small star-shaped exchanges (allgather,
+ * barrier) that set up the transports.
+ */
+#ifndef COLLIE_BOOTSTRAP_H
+#define COLLIE_BOOTSTRAP_H
+
+#include <stddef.h>
+
+#include "comm.h"
+
+#define COLLIE_HOST_ID_LEN 96
+
+struct collie__identity {
+    int rank, size;
+    int local_rank, local_size; /* from the launcher, -1 if it did not say */
+    char addr_host[256];        /* rendezvous host ("" for a one-rank job) */
+    int addr_port;
+    char host_id[COLLIE_HOST_ID_LEN];
+    const char *source; /* which launcher's variables were used */
+};
+
+/*
+ * Fills id from COLLIE_* variables, else torchrun's, else Open MPI's, else
+ * MPICH's PMI_*, else Slurm's; with none of them, a one-rank job.  Returns 0,
+ * or -1 with a message naming the variable that is missing or wrong.
+ */
+int collie__identity_from_env(struct collie__identity *id, char *err, size_t errlen);
+
+/*
+ * Connects rank 0 with every other rank (rank 0 listens at the address, the
+ * others retry until it does, within COLLIE_TIMEOUT).  A one-rank job needs
+ * no connection.  On failure nothing is left open.
+ */
+collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__identity *id);
+
+/* all[r*len .. (r+1)*len) receives rank r's `mine`, on every rank. */
+collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, void *all,
+                                          size_t len);
+
+/* Returns once every rank has entered it. */
+collie_status collie__bootstrap_barrier(collie_comm *comm);
+
+/* Closes every bootstrap connection; NULL-safe. */
+void collie__bootstrap_close(collie_comm *comm);
+
+#endif

@@ -1,0 +1,194 @@
+/*
+ * comm.c - creating and destroying communicators, and recording failures.
+ */
+#define _GNU_SOURCE
+#include "comm.h"
+
+#include <sched.h>
+#include <unistd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../coll/algo.h"
+#include "../transport/shm.h"
+#include "../transport/transport.h"
+#include "bootstrap.h"
+#include "config.h"
+#include "log.h"
+
+static char init_error[512];
+
+char *collie__init_error_buffer(size_t *len)
+{
+    *len = sizeof init_error;
+    return init_error;
+}
+
+static int is_sticky(collie_status status)
+{
+    return status != COLLIE_OK && status != COLLIE_ERR_INVALID_ARG &&
+           status != COLLIE_ERR_UNSUPPORTED;
+}
+
+collie_status collie__fail(collie_comm *comm, collie_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(comm->last_error, sizeof comm->last_error, fmt, ap);
+    va_end(ap);
+    COLLIE_WARN("error", "%s: %s", collie_strerror(status), comm->last_error);
+    if (is_sticky(status) && comm->failed == COLLIE_OK) {
+        comm->failed = status;
+        collie__shm_abort(comm, status, comm->last_error);
+    }
+    return status;
+}
+
+collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, const char *msg)
+{
+    snprintf(comm->last_error, sizeof comm->last_error, "%s", msg);
+    COLLIE_INFO("error", "failure reported by another rank: %s", msg);
+    if (comm->failed == COLLIE_OK)
+        comm->failed = status;
+    return status;
+}
+
+/* Groups ranks by host identity: host order is that of each host's lowest rank. */
+static collie_status find_hosts(collie_comm *comm, const struct collie__identity *id)
+{
+    size_t n = (size_t)comm->size;
+    char *ids = malloc(n * COLLIE_HOST_ID_LEN);
+    comm->local_to_global = malloc(n * sizeof(int));
+    if (!ids || !comm->local_to_global) {
+        free(ids);
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the host table");
+    }
+    collie_status st = collie__bootstrap_allgather(comm, id->host_id, ids, COLLIE_HOST_ID_LEN);
+    if (st != COLLIE_OK) {
+        free(ids);
+        return st;
+    }
+    comm->nhosts = 0;
+    comm->local_size = 0;
+    for (size_t r = 0; r < n; r++) {
+        const char *host = ids + r * COLLIE_HOST_ID_LEN;
+        int first = 1;
+        for (size_t q = 0; q < r && first; q++)
+            first = strncmp(host, ids + q * COLLIE_HOST_ID_LEN, COLLIE_HOST_ID_LEN) != 0;
+        comm->nhosts += first;
+        if (!strncmp(host, id->host_id, COLLIE_HOST_ID_LEN)) {
+            if ((int)r == comm->rank)
+                comm->local_rank = comm->local_size;
+            comm->local_to_global[comm->local_size++] = (int)r;
+        }
+    }
+    free(ids);
+    if ((id->local_rank >= 0 && id->local_rank != comm->local_rank) ||
+        (id->local_size >= 0 && id->local_size != comm->local_size))
+        COLLIE_WARN("init", "the launcher (%s) says local rank %d of %d, but ranks sharing host "
+                    "'%s' make it %d of %d; using the latter",
+                    id->source, id->local_rank, id->local_size, id->host_id, comm->local_rank,
+                    comm->local_size);
+    if (comm->nhosts > 1)
+        return collie__fail(comm, COLLIE_ERR_UNSUPPORTED,
+                            "the job's %d ranks span %d hosts, but this build of collie "
+                            "connects ranks of one host only (shared memory); set COLLIE_HOST "
+                            "to the same value on every rank if they do share a host",
+                            comm->size, comm->nhosts);
+    return COLLIE_OK;
+}
+
+static int cpus_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static void destroy(collie_comm *comm)
+{
+    collie__shm_close(comm);
+    collie__bootstrap_close(comm);
+    free(comm->peer_transport);
+    free(comm->scratch_srcs);
+    free(comm->local_to_global);
+    free(comm);
+}
+
+static collie_status init_fail(collie_comm *comm, collie_status status)
+{
+    snprintf(init_error, sizeof init_error, "%s", comm->last_error);
+    destroy(comm);
+    return status;
+}
+
+collie_status collie_init(collie_comm **out)
+{
+    if (!out) {
+        snprintf(init_error, sizeof init_error, "collie_init: comm (the output pointer) is NULL");
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    collie_comm *comm = calloc(1, sizeof *comm);
+    if (!comm) {
+        snprintf(init_error, sizeof init_error, "collie_init: no memory for a communicator");
+        return COLLIE_ERR_NOMEM;
+    }
+    if (collie__config_load() != 0)
+        return init_fail(comm, collie__fail(comm, COLLIE_ERR_INVALID_ARG, "%s",
+                                            collie__config_error()));
+    struct collie__identity id;
+    char err[400];
+    if (collie__identity_from_env(&id, err, sizeof err) != 0)
+        return init_fail(comm, collie__fail(comm, COLLIE_ERR_INVALID_ARG, "%s", err));
+    comm->rank = id.rank;
+    comm->size = id.size;
+    comm->timeout_s = collie__config_double(COLLIE_CFG_TIMEOUT);
+    comm->cpus = cpus_available();
+    collie__log_set_rank(comm->rank);
+    collie__arm_deadline(comm);
+
+    collie_status st = collie__select_init(comm);
+    if (st == COLLIE_OK)
+        st = collie__bootstrap_open(comm, &id);
+    if (st == COLLIE_OK)
+        st = find_hosts(comm, &id);
+    if (st == COLLIE_OK)
+        st = collie__shm_open(comm);
+    if (st == COLLIE_OK) {
+        comm->peer_transport = calloc((size_t)comm->size, sizeof *comm->peer_transport);
+        comm->scratch_srcs = calloc((size_t)comm->local_size, sizeof *comm->scratch_srcs);
+        if (!comm->peer_transport || !comm->scratch_srcs)
+            st = collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the peer table");
+    }
+    if (st != COLLIE_OK)
+        return init_fail(comm, st);
+    for (int i = 0; i < comm->local_size; i++)
+        comm->peer_transport[comm->local_to_global[i]] = &collie__shm_transport;
+    COLLIE_INFO("init", "rank %d of %d (from %s), host '%s': local rank %d of %d, transport shm",
+                comm->rank, comm->size, id.source, id.host_id, comm->local_rank,
+                comm->local_size);
+    *out = comm;
+    return COLLIE_OK;
+}
+
+collie_status collie_finalize(collie_comm *comm)
+{
+    if (comm)
+        destroy(comm);
+    return COLLIE_OK;
+}
+
+int collie_rank(const collie_comm *comm) { return comm ? comm->rank : -1; }
+int collie_size(const collie_comm *comm) { return comm ? comm->size : -1; }
+int collie_local_rank(const collie_comm *comm) { return comm ? comm->local_rank : -1; }
+int collie_local_size(const collie_comm *comm) { return comm ? comm->local_size : -1; }
+
+const char *collie_last_error(const collie_comm *comm)
+{
+    return comm ? comm->last_error : init_error;
+}

@@ -1,0 +1,71 @@
+/*
+ * comm.h - the communicator (opaque outside the library) and the error
+ * discipline every module follows: the function that first decides something
+ * failed calls collie__fail(); callers only pass the status up.
+ */
+#ifndef COLLIE_COMM_H
+#define COLLIE_COMM_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "collie.h"
+#include "op.h"
+
+struct collie__bootstrap;
+struct collie__shm;
+struct collie__transport;
+struct collie__algo;
+
+struct collie_comm {
+    int rank, size;
+    int local_rank, local_size;
+    int nhosts;
+    int cpus; /* CPUs this process may run on */
+    int *local_to_global; /* this host's ranks, indexed by local rank */
+
+    struct collie__bootstrap *boot;
+    struct collie__shm *shm;
+    const struct collie__transport **peer_transport; /* indexed by global rank */
+
+    double timeout_s;
+    uint64_t deadline_ns;       /* of the call in flight */
+    struct collie__op_desc cur; /* the call in flight */
+    uint32_t seq;               /* collectives completed so far */
+    uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm whose choice was logged */
+    const struct collie__algo *forced[COLLIE_COLL_COUNT]; /* by COLLIE_ALGO, else NULL */
+    const void **scratch_srcs; /* local_size pointers, for reduction sources */
+
+    collie_status failed; /* sticky status; COLLIE_OK while healthy */
+    char last_error[512];
+};
+
+static inline uint64_t collie__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Starts the deadline of a call: now + COLLIE_TIMEOUT. */
+static inline void collie__arm_deadline(collie_comm *comm)
+{
+    comm->deadline_ns = collie__now_ns() + (uint64_t)(comm->timeout_s * 1e9);
+}
+
+/*
+ * Records a failure decided here: formats the detail into last_error (logged
+ * at WARN) and returns status.  Every status but INVALID_ARG and UNSUPPORTED
+ * also fails the communicator, and tells the other ranks on this host so that
+ * none of them waits for this one in vain.
+ */
+collie_status collie__fail(collie_comm *comm, collie_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Adopts a failure first decided by another rank (message already formatted). */
+collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, const char *msg);
+
+/* Where init failures are described when there is no communicator yet. */
+char *collie__init_error_buffer(size_t *len);
+
+#endif

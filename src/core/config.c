@@ -1,0 +1,198 @@
+/*
+ * config.c - parses the configuration table (config.h) once per process.
+ * This file is the only place in libcollie that reads COLLIE_* variables.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+enum config_type { INT, SIZE, SECONDS, STRING, LEVEL };
+
+struct config_entry {
+    const char *name;
+    enum config_type type;
+    const char *def;
+    const char *doc;
+};
+
+static const struct config_entry table[COLLIE_CFG_COUNT] = {
+#define COLLIE_CONFIG_ROW(id, type, def, doc) [COLLIE_CFG_##id] = {"COLLIE_" #id, type, def, doc},
+    COLLIE_CONFIG_TABLE(COLLIE_CONFIG_ROW)
+#undef COLLIE_CONFIG_ROW
+};
+
+static struct {
+    const char *raw[COLLIE_CFG_COUNT]; /* the environment's text, or the default */
+    long long i[COLLIE_CFG_COUNT];
+    double d[COLLIE_CFG_COUNT];
+    char error[256];
+    int failed;
+} cfg;
+
+static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
+
+static int parse_int(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* "4096", "256K", "1M", "2G" (powers of 1024). */
+static int parse_size(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || v > (1ull << 40) >> shift)
+        return -1;
+    *out = (long long)(v << shift);
+    return 0;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || (*end && strcmp(end, "s")) || !(v > 0) || isinf(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_level(const char *s, long long *out)
+{
+    static const char *const names[] = {"NONE", "WARN", "INFO", "TRACE"};
+    for (int i = 0; i < 4; i++)
+        if (!strcasecmp(s, names[i])) {
+            *out = i;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_entry(int id, const char *s)
+{
+    cfg.i[id] = -1;
+    cfg.d[id] = 0;
+    if (!*s)
+        return 0; /* unset identity entries */
+    switch (table[id].type) {
+    case INT: return parse_int(s, &cfg.i[id]);
+    case SIZE: return parse_size(s, &cfg.i[id]);
+    case SECONDS: return parse_seconds(s, &cfg.d[id]);
+    case LEVEL: return parse_level(s, &cfg.i[id]);
+    case STRING: return 0;
+    }
+    return -1;
+}
+
+static const char *type_hint(enum config_type t)
+{
+    switch (t) {
+    case INT: return "an integer";
+    case SIZE: return "a byte count such as 4096, 256K or 1M";
+    case SECONDS: return "a positive number of seconds";
+    case LEVEL: return "one of NONE, WARN, INFO, TRACE";
+    case STRING: return "a string";
+    }
+    return "?";
+}
+
+static void warn_unknown(void)
+{
+    extern char **environ;
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "COLLIE_", 7))
+            continue;
+        size_t len = strcspn(*e, "=");
+        int known = 0;
+        for (int id = 0; id < COLLIE_CFG_COUNT && !known; id++)
+            known = strlen(table[id].name) == len && !strncmp(table[id].name, *e, len);
+        /* COLLIE_TEST_* belongs to the test suite, not the library. */
+        if (!known && strncmp(*e, "COLLIE_TEST_", 12))
+            COLLIE_WARN("config", "unknown variable %.*s is ignored (see `collie info --config`)",
+                        (int)len, *e);
+    }
+}
+
+static void load_once(void)
+{
+    /* Parse DEBUG first, with a safe fallback, so the warnings below can print. */
+    cfg.i[COLLIE_CFG_DEBUG] = COLLIE_LOG_WARN;
+    for (int id = 0; id < COLLIE_CFG_COUNT; id++) {
+        const char *env = getenv(table[id].name);
+        cfg.raw[id] = env ? env : table[id].def;
+        if (parse_entry(id, cfg.raw[id]) == 0)
+            continue;
+        if (!cfg.failed)
+            snprintf(cfg.error, sizeof cfg.error, "%s='%s' is not %s", table[id].name,
+                     cfg.raw[id], type_hint(table[id].type));
+        cfg.failed = 1;
+        cfg.raw[id] = table[id].def;
+        parse_entry(id, cfg.raw[id]);
+    }
+    warn_unknown();
+}
+
+int collie__config_load(void)
+{
+    pthread_once(&cfg_once, load_once);
+    return cfg.failed ? -1 : 0;
+}
+
+const char *collie__config_error(void)
+{
+    collie__config_load();
+    return cfg.failed ? cfg.error : NULL;
+}
+
+long long collie__config_int(enum collie__config_id id)
+{
+    collie__config_load();
+    return cfg.i[id];
+}
+
+double collie__config_double(enum collie__config_id id)
+{
+    collie__config_load();
+    return cfg.d[id];
+}
+
+const char *collie__config_string(enum collie__config_id id)
+{
+    collie__config_load();
+    return cfg.raw[id];
+}
+
+void collie__config_print(FILE *out)
+{
+    collie__config_load();
+    fprintf(out, "%-20s %-10s %-8s %s\n", "variable", "value", "default", "meaning");
+    for (int id = 0; id < COLLIE_CFG_COUNT; id++)
+        fprintf(out, "%-20s %-10s %-8s %s\n", table[id].name,
+                *cfg.raw[id] ? cfg.raw[id] : "-", *table[id].def ? table[id].def : "-",
+                table[id].doc);
+}

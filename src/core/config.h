@@ -1,0 +1,62 @@
+/*
+ * config.h - the one configuration table: every COLLIE_* variable, its type,
+ * default and meaning.  Read once per process, printed by `collie info`.
+ */
+#ifndef COLLIE_CONFIG_H
+#define COLLIE_CONFIG_H
+
+#include <stdio.h>
+
+/* X(id, type, default, meaning).  The variable is "COLLIE_" #id. */
+#define COLLIE_CONFIG_TABLE(X)                                                                     \
+    X(RANK, INT, "", "this process's rank; set by `collie run` (else RANK, "                      \
+                     "OMPI_COMM_WORLD_RANK or SLURM_PROCID are read)")                             \
+    X(SIZE, INT, "", "number of ranks in the job; set by `collie run` (else WORLD_SIZE, "         \
+                     "OMPI_COMM_WORLD_SIZE or SLURM_NTASKS)")                                      \
+    X(LOCAL_RANK, INT, "", "rank within its host; informational, collie derives it from "         \
+                           "COLLIE_HOST at init and warns on disagreement")                        \
+    X(LOCAL_SIZE, INT, "", "ranks on this host; informational, derived like COLLIE_LOCAL_RANK")   \
+    X(ADDR, STRING, "", "host:port where rank 0 listens for the rendezvous (else "                \
+                        "MASTER_ADDR:MASTER_PORT); required when the job has more than one rank")  \
+    X(HOST, STRING, "", "host identity: ranks with the same value share memory (default: "        \
+                        "hostname and kernel boot id)")                                            \
+    X(TIMEOUT, SECONDS, "300", "seconds any wait may last (rendezvous, collective, send, recv) "   \
+                               "before the call fails with COLLIE_ERR_TIMEOUT")                    \
+    X(DEBUG, LEVEL, "WARN", "log level on stderr: NONE, WARN, INFO or TRACE")                     \
+    X(ALGO, STRING, "", "force algorithms: NAME, or COLL:NAME[,COLL:NAME...] "                    \
+                        "(e.g. allreduce:twoshot); `collie info` lists them")                      \
+    X(SHM_SLOT, SIZE, "256K", "bytes of each rank's shared-memory staging buffer (two per rank); " \
+                              "the chunk that large collectives pipeline through cache")           \
+    X(P2P_BUFFER, SIZE, "256K", "bytes of the shared-memory ring of each ordered pair of ranks "  \
+                                "for send/recv")                                                   \
+    X(SPIN_US, INT, "-1", "microseconds a waiting rank polls before yielding the CPU; -1: 50 "    \
+                          "when ranks <= cores on the host, else 2")                               \
+    X(YIELD_US, INT, "-1", "microseconds a waiting rank calls sched_yield before it sleeps on a " \
+                           "futex; -1: 1000 when ranks <= cores, else 2000")
+
+enum collie__config_id {
+#define COLLIE_CONFIG_ENUM(id, type, def, doc) COLLIE_CFG_##id,
+    COLLIE_CONFIG_TABLE(COLLIE_CONFIG_ENUM)
+#undef COLLIE_CONFIG_ENUM
+        COLLIE_CFG_COUNT
+};
+
+/*
+ * Reads every COLLIE_* variable once (later calls are free).  Returns 0, or -1
+ * with a message naming the variable and its bad value in collie__config_error().
+ * Unknown COLLIE_* variables are warned about once.
+ */
+int collie__config_load(void);
+
+/* The message of the first parse failure, or NULL. */
+const char *collie__config_error(void);
+
+/* Values (loading the table on first use). Unset INT entries read as -1. */
+long long collie__config_int(enum collie__config_id id);
+double collie__config_double(enum collie__config_id id);
+const char *collie__config_string(enum collie__config_id id); /* "" when unset */
+
+/* Prints the table (name, value, default, meaning) for `collie info --config`. */
+void collie__config_print(FILE *out);
+
+#endif

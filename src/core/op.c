@@ -1,0 +1,92 @@
+/* op.c - names of collectives, dtypes and ops, and descriptor formatting. */
+#include "op.h"
+
+#include <stdio.h>
+
+static const char *const coll_names[COLLIE_COLL_COUNT] = {
+    [COLLIE_COLL_ALLREDUCE] = "allreduce",
+    [COLLIE_COLL_BROADCAST] = "broadcast",
+    [COLLIE_COLL_REDUCE] = "reduce",
+    [COLLIE_COLL_ALLGATHER] = "allgather",
+    [COLLIE_COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [COLLIE_COLL_ALLTOALL] = "alltoall",
+    [COLLIE_COLL_BARRIER] = "barrier",
+    [COLLIE_COLL_SEND] = "send",
+    [COLLIE_COLL_RECV] = "recv",
+};
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtypes[] = {
+    [COLLIE_FLOAT32] = {"float32", 4}, [COLLIE_FLOAT64] = {"float64", 8},
+    [COLLIE_FLOAT16] = {"float16", 2}, [COLLIE_BFLOAT16] = {"bfloat16", 2},
+    [COLLIE_INT8] = {"int8", 1},       [COLLIE_UINT8] = {"uint8", 1},
+    [COLLIE_INT32] = {"int32", 4},     [COLLIE_INT64] = {"int64", 8},
+};
+#define N_DTYPES (int)(sizeof dtypes / sizeof dtypes[0])
+
+static const char *const op_names[] = {
+    [COLLIE_SUM] = "sum", [COLLIE_PROD] = "prod", [COLLIE_MIN] = "min",
+    [COLLIE_MAX] = "max", [COLLIE_AVG] = "avg",
+};
+#define N_OPS (int)(sizeof op_names / sizeof op_names[0])
+
+const char *collie__coll_name(enum collie__coll coll)
+{
+    return (unsigned)coll < COLLIE_COLL_COUNT ? coll_names[coll] : "collective(?)";
+}
+
+const char *collie__dtype_name(int dtype)
+{
+    static _Thread_local char buf[32];
+    if (dtype >= 0 && dtype < N_DTYPES)
+        return dtypes[dtype].name;
+    snprintf(buf, sizeof buf, "dtype(%d)", dtype);
+    return buf;
+}
+
+const char *collie__op_name(int op)
+{
+    static _Thread_local char buf[32];
+    if (op >= 0 && op < N_OPS)
+        return op_names[op];
+    snprintf(buf, sizeof buf, "op(%d)", op);
+    return buf;
+}
+
+size_t collie__dtype_size(int dtype)
+{
+    return dtype >= 0 && dtype < N_DTYPES ? dtypes[dtype].size : 0;
+}
+
+void collie__op_describe(const struct collie__op_desc *d, char *buf, size_t len)
+{
+    const char *coll = collie__coll_name((enum collie__coll)d->coll);
+    const char *dt = collie__dtype_name(d->dtype);
+    switch (d->coll) {
+    case COLLIE_COLL_BARRIER:
+        snprintf(buf, len, "%s()", coll);
+        break;
+    case COLLIE_COLL_ALLREDUCE:
+    case COLLIE_COLL_REDUCE_SCATTER:
+        snprintf(buf, len, "%s(count=%llu, %s, %s)", coll, (unsigned long long)d->count, dt,
+                 collie__op_name(d->op));
+        break;
+    case COLLIE_COLL_REDUCE:
+        snprintf(buf, len, "%s(count=%llu, %s, %s, root=%d)", coll, (unsigned long long)d->count,
+                 dt, collie__op_name(d->op), (int)d->root);
+        break;
+    case COLLIE_COLL_BROADCAST:
+        snprintf(buf, len, "%s(count=%llu, %s, root=%d)", coll, (unsigned long long)d->count, dt,
+                 (int)d->root);
+        break;
+    case COLLIE_COLL_SEND:
+    case COLLIE_COLL_RECV:
+        snprintf(buf, len, "%s(count=%llu, %s, peer=%d)", coll, (unsigned long long)d->count, dt,
+                 (int)d->root);
+        break;
+    default:
+        snprintf(buf, len, "%s(count=%llu, %s)", coll, (unsigned long long)d->count, dt);
+    }
+}

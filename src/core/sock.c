@@ -1,0 +1,198 @@
+/* sock.c - TCP helpers for the bootstrap: connect with retry, I/O under a deadline. */
+#define _GNU_SOURCE
+#include "sock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "comm.h"
+
+static int wait_fd(int fd, short events, uint64_t deadline_ns)
+{
+    for (;;) {
+        uint64_t now = collie__now_ns();
+        if (now >= deadline_ns) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        uint64_t ms = (deadline_ns - now + 999999) / 1000000;
+        struct pollfd p = {fd, events, 0};
+        int r = poll(&p, 1, ms > 60000 ? 60000 : (int)ms);
+        if (r > 0)
+            return 0;
+        if (r < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+static void tune(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+static struct addrinfo *resolve(const char *host, int port, int passive, char *err, size_t errlen)
+{
+    char service[16];
+    snprintf(service, sizeof service, "%d", port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = passive ? AI_PASSIVE : 0};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo(host, service, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot resolve '%s': %s", host, gai_strerror(rc));
+        errno = EINVAL;
+        return NULL;
+    }
+    return res;
+}
+
+int collie__sock_listen(const char *host, int port, int *fd, char *err, size_t errlen)
+{
+    struct addrinfo *res = resolve(host, port, 1, err, errlen), *ai;
+    if (!res)
+        return -1;
+    int saved = 0;
+    for (ai = res; ai; ai = ai->ai_next) {
+        int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (s < 0)
+            continue;
+        int one = 1;
+        setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(s, ai->ai_addr, ai->ai_addrlen) == 0 && listen(s, 1024) == 0) {
+            freeaddrinfo(res);
+            *fd = s;
+            return 0;
+        }
+        saved = errno;
+        close(s);
+    }
+    freeaddrinfo(res);
+    snprintf(err, errlen, "rank 0 cannot listen on %s:%d: %s", host, port, strerror(saved));
+    errno = saved;
+    return -1;
+}
+
+static int connect_once(const struct addrinfo *ai, uint64_t deadline_ns)
+{
+    int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (s < 0)
+        return -1;
+    if (connect(s, ai->ai_addr, ai->ai_addrlen) != 0) {
+        if (errno != EINPROGRESS || wait_fd(s, POLLOUT, deadline_ns) != 0) {
+            int e = errno;
+            close(s);
+            errno = e;
+            return -1;
+        }
+        int soerr = 0;
+        socklen_t len = sizeof soerr;
+        getsockopt(s, SOL_SOCKET, SO_ERROR, &soerr, &len);
+        if (soerr) {
+            close(s);
+            errno = soerr;
+            return -1;
+        }
+    }
+    fcntl(s, F_SETFL, fcntl(s, F_GETFL) & ~O_NONBLOCK);
+    tune(s);
+    return s;
+}
+
+int collie__sock_connect(const char *host, int port, uint64_t deadline_ns, int *fd, char *err,
+                         size_t errlen)
+{
+    struct addrinfo *res = resolve(host, port, 0, err, errlen);
+    if (!res)
+        return -1;
+    /* Rank 0 may start last: retry refused connections with a growing pause. */
+    uint64_t pause_ns = 1000000;
+    int last = ETIMEDOUT;
+    while (collie__now_ns() < deadline_ns) {
+        for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+            int s = connect_once(ai, deadline_ns);
+            if (s >= 0) {
+                freeaddrinfo(res);
+                *fd = s;
+                return 0;
+            }
+            last = errno;
+        }
+        struct timespec ts = {0, (long)pause_ns};
+        nanosleep(&ts, NULL);
+        if (pause_ns < 100000000)
+            pause_ns *= 2;
+    }
+    freeaddrinfo(res);
+    snprintf(err, errlen, "cannot reach rank 0 at %s:%d before COLLIE_TIMEOUT: %s", host, port,
+             strerror(last));
+    errno = ETIMEDOUT;
+    return -1;
+}
+
+int collie__sock_accept(int listen_fd, uint64_t deadline_ns, int *fd)
+{
+    for (;;) {
+        if (wait_fd(listen_fd, POLLIN, deadline_ns) != 0)
+            return -1;
+        int s = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (s >= 0) {
+            tune(s);
+            *fd = s;
+            return 0;
+        }
+        if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN)
+            return -1;
+    }
+}
+
+int collie__sock_send(int fd, const void *buf, size_t len, uint64_t deadline_ns)
+{
+    const char *p = buf;
+    while (len) {
+        if (wait_fd(fd, POLLOUT, deadline_ns) != 0)
+            return -1;
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            if (errno == EPIPE)
+                errno = ECONNRESET;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int collie__sock_recv(int fd, void *buf, size_t len, uint64_t deadline_ns)
+{
+    char *p = buf;
+    while (len) {
+        if (wait_fd(fd, POLLIN, deadline_ns) != 0)
+            return -1;
+        ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
+        if (n == 0) {
+            errno = ECONNRESET;
+            return -1;
+        }
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}

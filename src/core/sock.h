@@ -1,0 +1,19 @@
+/* sock.h - blocking TCP helpers where every call has a deadline. */
+#ifndef COLLIE_SOCK_H
+#define COLLIE_SOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Each returns 0, or -1 with errno set (ETIMEDOUT past deadline_ns,
+ * ECONNRESET when the peer closed) and, where given, err describing the failure.
+ */
+int collie__sock_listen(const char *host, int port, int *fd, char *err, size_t errlen);
+int collie__sock_connect(const char *host, int port, uint64_t deadline_ns, int *fd, char *err,
+                         size_t errlen);
+int collie__sock_accept(int listen_fd, uint64_t deadline_ns, int *fd);
+int collie__sock_send(int fd, const void *buf, size_t len, uint64_t deadline_ns);
+int collie__sock_recv(int fd, void *buf, size_t len, uint64_t deadline_ns);
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * reduce.c - the dtype x op reduction kernels.
+ *
+ * Each kernel walks the arrays in blocks that stay in L1: a block of the
+ * first source is copied into an accumulator, every further source is
+ * combined into it, and the result is stored once.  Memory traffic is one
+ * read per source and one write, dst may alias a source, and the inner loops
+ * are plain element-wise loops over restrict pointers that the compiler
+ * vectorises.  Signed integers add and multiply in their unsigned twin, so
+ * overflow wraps (as it does in every MPI) instead of being undefined.
+ */
+#include "reduce.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "half.h"
+
+#define BLOCK 1024 /* elements; 8 KiB for the widest type */
+
+#define DEFINE_COMBINE(NAME, T, W)                                                                 \
+    static void combine_##NAME(T *restrict acc, const T *restrict src, size_t m, collie_op op)     \
+    {                                                                                              \
+        switch (op) {                                                                              \
+        case COLLIE_SUM:                                                                           \
+        case COLLIE_AVG:                                                                           \
+            for (size_t i = 0; i < m; i++)                                                         \
+                acc[i] = (T)((W)acc[i] + (W)src[i]);                                               \
+            break;                                                                                 \
+        case COLLIE_PROD:                                                                          \
+            for (size_t i = 0; i < m; i++)                                                         \
+                acc[i] = (T)((W)acc[i] * (W)src[i]);                                               \
+            break;                                                                                 \
+        case COLLIE_MIN:                                                                           \
+            for (size_t i = 0; i < m; i++)                                                         \
+                acc[i] = src[i] < acc[i] ? src[i] : acc[i];                                        \
+            break;                                                                                 \
+        case COLLIE_MAX:                                                                           \
+            for (size_t i = 0; i < m; i++)                                                         \
+                acc[i] = src[i] > acc[i] ? src[i] : acc[i];                                        \
+            break;                                                                                 \
+        }                                                                                          \
+    }                                                                                              \
+    static void average_##NAME(T *restrict acc, size_t m, int divisor)                            \
+    {                                                                                              \
+        for (size_t i = 0; i < m; i++)                                                             \
+            acc[i] = (T)(acc[i] / divisor); /* int divisor: no narrowing */                                                     \
+    }
+
+#define DEFINE_NATIVE(NAME, T, W)                                                                  \
+    DEFINE_COMBINE(NAME, T, W)                                                                     \
+    static void reduce_##NAME(void *dst, const void *const *srcs, int nsrc, size_t count,          \
+                              collie_op op, int divisor)                                           \
+    {                                                                                              \
+        T acc[BLOCK];                                                                              \
+        for (size_t base = 0; base < count; base += BLOCK) {                                       \
+            size_t m = count - base < BLOCK ? count - base : BLOCK;                                \
+            memcpy(acc, (const T *)srcs[0] + base, m * sizeof(T));                                 \
+            for (int s = 1; s < nsrc; s++)                                                         \
+                combine_##NAME(acc, (const T *)srcs[s] + base, m, op);                             \
+            if (op == COLLIE_AVG)                                                                  \
+                average_##NAME(acc, m, divisor);                                                   \
+            memcpy((T *)dst + base, acc, m * sizeof(T));                                           \
+        }                                                                                          \
+    }
+
+/* Arithmetic is done in W: the type itself for floats, the unsigned twin for integers. */
+DEFINE_NATIVE(f32, float, float)
+DEFINE_NATIVE(f64, double, double)
+DEFINE_NATIVE(i8, int8_t, uint8_t)
+DEFINE_NATIVE(u8, uint8_t, uint8_t)
+DEFINE_NATIVE(i32, int32_t, uint32_t)
+DEFINE_NATIVE(i64, int64_t, uint64_t)
+
+#define DEFINE_HALF(NAME, TO_FLOAT, FROM_FLOAT)                                                    \
+    static void widen_##NAME(float *restrict out, const uint16_t *restrict in, size_t m)          \
+    {                                                                                              \
+        for (size_t i = 0; i < m; i++)                                                             \
+            out[i] = TO_FLOAT(in[i]);                                                              \
+    }                                                                                              \
+    static void narrow_##NAME(uint16_t *restrict out, const float *restrict in, size_t m)         \
+    {                                                                                              \
+        for (size_t i = 0; i < m; i++)                                                             \
+            out[i] = FROM_FLOAT(in[i]);                                                            \
+    }                                                                                              \
+    static void reduce_##NAME(void *dst, const void *const *srcs, int nsrc, size_t count,          \
+                              collie_op op, int divisor)                                           \
+    {                                                                                              \
+        float acc[BLOCK], tmp[BLOCK];                                                              \
+        for (size_t base = 0; base < count; base += BLOCK) {                                       \
+            size_t m = count - base < BLOCK ? count - base : BLOCK;                                \
+            widen_##NAME(acc, (const uint16_t *)srcs[0] + base, m);                                \
+            for (int s = 1; s < nsrc; s++) {                                                       \
+                widen_##NAME(tmp, (const uint16_t *)srcs[s] + base, m);                            \
+                combine_f32(acc, tmp, m, op);                                                      \
+            }                                                                                      \
+            if (op == COLLIE_AVG)                                                                  \
+                average_f32(acc, m, divisor);                                                      \
+            narrow_##NAME((uint16_t *)dst + base, acc, m);                                         \
+        }                                                                                          \
+    }
+
+DEFINE_HALF(f16, collie__half_to_float, collie__float_to_half)
+DEFINE_HALF(bf16, collie__bf16_to_float, collie__float_to_bf16)
+
+typedef void (*reduce_fn)(void *, const void *const *, int, size_t, collie_op, int);
+
+static const reduce_fn kernels[] = {
+    [COLLIE_FLOAT32] = reduce_f32, [COLLIE_FLOAT64] = reduce_f64, [COLLIE_FLOAT16] = reduce_f16,
+    [COLLIE_BFLOAT16] = reduce_bf16, [COLLIE_INT8] = reduce_i8, [COLLIE_UINT8] = reduce_u8,
+    [COLLIE_INT32] = reduce_i32, [COLLIE_INT64] = reduce_i64,
+};
+
+void collie__reduce(void *dst, const void *const *srcs, int nsrc, size_t count, collie_dtype dtype,
+                    collie_op op, int divisor)
+{
+    kernels[dtype](dst, srcs, nsrc, count, op, divisor);
+}

@@ -1,0 +1,19 @@
+/* reduce.h - element-wise reduction kernels over any number of sources. */
+#ifndef COLLIE_REDUCE_H
+#define COLLIE_REDUCE_H
+
+#include <stddef.h>
+
+#include "collie.h"
+
+/*
+ * dst[i] = srcs[0][i] op srcs[1][i] op ... op srcs[nsrc-1][i], combined in
+ * source order, so every caller with the same sources gets the same bits.
+ * COLLIE_AVG divides the sum by `divisor`.  float16/bfloat16 accumulate in
+ * float32 and round once.  dst may be one of the sources; dtype and op must
+ * be valid (the caller checked them).
+ */
+void collie__reduce(void *dst, const void *const *srcs, int nsrc, size_t count, collie_dtype dtype,
+                    collie_op op, int divisor);
+
+#endif

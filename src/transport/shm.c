@@ -1,0 +1,289 @@
+/*
+ * shm.c - the host's shared segment: creating and opening it, the staging
+ * window with its per-round sync, and the abort record.
+ */
+#define _GNU_SOURCE
+#include "shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/bootstrap.h"
+#include "../core/config.h"
+#include "../core/log.h"
+#include "shm_layout.h"
+
+#define PAGE 4096u
+#define RING_TOTAL_MAX (64u << 20) /* all rings of a host together, at most */
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+static size_t pow2_floor(size_t v)
+{
+    size_t p = 1;
+    while (p <= v / 2)
+        p *= 2;
+    return p;
+}
+
+static struct collie__shm_map plan(int n)
+{
+    struct collie__shm_map m;
+    size_t pairs = (size_t)n * (size_t)n;
+    m.slot_bytes = align_up((size_t)collie__config_int(COLLIE_CFG_SHM_SLOT), 64);
+    if (m.slot_bytes < PAGE)
+        m.slot_bytes = PAGE;
+    if (m.slot_bytes < (size_t)n * 64) /* room for one cache line of each rank's block */
+        m.slot_bytes = (size_t)n * 64;
+    size_t ring = pow2_floor((size_t)collie__config_int(COLLIE_CFG_P2P_BUFFER));
+    while (ring > PAGE && ring * pairs > RING_TOTAL_MAX)
+        ring /= 2;
+    m.ring_bytes = ring < PAGE ? PAGE : ring;
+    m.ctl = align_up(sizeof(struct collie__shm_header), PAGE);
+    m.chan = align_up(m.ctl + (size_t)n * sizeof(struct collie__rank_ctl), PAGE);
+    m.slot = align_up(m.chan + pairs * sizeof(struct collie__chan), PAGE);
+    m.ring = m.slot + (size_t)n * 2 * m.slot_bytes;
+    m.total = align_up(m.ring + pairs * m.ring_bytes, PAGE);
+    return m;
+}
+
+static void set_wait_policy(struct collie__shm *s, int ranks_on_host, int cpus)
+{
+    int oversubscribed = ranks_on_host > cpus;
+    long long spin = collie__config_int(COLLIE_CFG_SPIN_US);
+    long long yield = collie__config_int(COLLIE_CFG_YIELD_US);
+    s->spin_ns = (uint64_t)(spin >= 0 ? spin : oversubscribed ? 2 : 50) * 1000u;
+    s->yield_ns = (uint64_t)(yield >= 0 ? yield : oversubscribed ? 2000 : 1000) * 1000u;
+}
+
+/* The leader's half: a fresh memfd, sized and initialised. Returns the fd or -1. */
+static int create_segment(collie_comm *comm, const struct collie__shm_map *m, void **base)
+{
+    int fd = memfd_create("collie", MFD_CLOEXEC);
+    if (fd < 0) {
+        collie__fail(comm, COLLIE_ERR_SYSTEM, "memfd_create failed: %s", strerror(errno));
+        return -1;
+    }
+    if (ftruncate(fd, (off_t)m->total) != 0) {
+        collie__fail(comm, COLLIE_ERR_SYSTEM, "ftruncate of the %zu-byte segment failed: %s",
+                     m->total, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *base = mmap(NULL, m->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (*base == MAP_FAILED) {
+        collie__fail(comm, COLLIE_ERR_SYSTEM, "mmap of the %zu-byte segment failed: %s", m->total,
+                     strerror(errno));
+        close(fd);
+        return -1;
+    }
+    struct collie__shm_header *h = *base;
+    h->nranks = (uint32_t)comm->local_size;
+    h->slot_bytes = m->slot_bytes;
+    h->ring_bytes = m->ring_bytes;
+    h->total_bytes = m->total;
+    atomic_store_explicit(&h->abort_state, COLLIE_ABORT_NONE, memory_order_relaxed);
+    h->magic = COLLIE_SHM_MAGIC; /* the rest is zero: ftruncate */
+    return fd;
+}
+
+/* A follower's half: the leader's memfd, reached through /proc. */
+static collie_status open_segment(collie_comm *comm, int leader_pid, int leader_fd,
+                                  const struct collie__shm_map *m, void **base)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", leader_pid, leader_fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return collie__fail(comm, COLLIE_ERR_SYSTEM,
+                            "cannot open rank %d's shared segment at %s: %s (are both ranks in "
+                            "the same PID namespace, run by the same user?)",
+                            comm->local_to_global[0], path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size != m->total) {
+        close(fd);
+        return collie__fail(comm, COLLIE_ERR_MISMATCH,
+                            "rank %d's shared segment has %lld bytes, this rank expects %zu: do "
+                            "all ranks use the same COLLIE_SHM_SLOT and COLLIE_P2P_BUFFER?",
+                            comm->local_to_global[0], (long long)st.st_size, m->total);
+    }
+    *base = mmap(NULL, m->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (*base == MAP_FAILED)
+        return collie__fail(comm, COLLIE_ERR_SYSTEM, "mmap of %s failed: %s", path,
+                            strerror(errno));
+    const struct collie__shm_header *h = *base;
+    if (h->magic != COLLIE_SHM_MAGIC || h->nranks != (uint32_t)comm->local_size) {
+        munmap(*base, m->total);
+        return collie__fail(comm, COLLIE_ERR_MISMATCH,
+                            "rank %d's shared segment is not a collie segment for %d ranks of this "
+                            "version", comm->local_to_global[0], comm->local_size);
+    }
+    return COLLIE_OK;
+}
+
+static void attach(struct collie__shm *s, void *base, int n, int me)
+{
+    unsigned char *b = base;
+    s->hdr = base;
+    s->ctl = (struct collie__rank_ctl *)(b + s->map.ctl);
+    s->chan = (struct collie__chan *)(b + s->map.chan);
+    s->slot = b + s->map.slot;
+    s->ring = b + s->map.ring;
+    s->n = n;
+    s->me = me;
+    s->ctl[me].pid = (int32_t)getpid();
+    atomic_store_explicit(&s->ctl[me].state, COLLIE_RANK_ALIVE, memory_order_release);
+}
+
+collie_status collie__shm_open(collie_comm *comm)
+{
+    struct collie__shm *s = calloc(1, sizeof *s);
+    uint32_t *counters = calloc(2 * (size_t)comm->local_size, sizeof *counters);
+    struct { int32_t pid, fd; } *all = calloc((size_t)comm->size, sizeof *all), mine;
+    int32_t *ok = calloc((size_t)comm->size, sizeof *ok);
+    if (!s || !counters || !all || !ok) {
+        free(s), free(counters), free(all), free(ok);
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the shared-memory state");
+    }
+    s->map = plan(comm->local_size);
+    void *base = NULL;
+    int fd = -1;
+    if (comm->local_rank == 0)
+        fd = create_segment(comm, &s->map, &base);
+    mine.pid = (int32_t)getpid();
+    mine.fd = fd;
+    /* Every rank takes part in both exchanges, so a failure anywhere fails all, at once. */
+    collie_status st = collie__bootstrap_allgather(comm, &mine, all, sizeof mine);
+    if (st == COLLIE_OK && comm->local_rank != 0) {
+        int leader = comm->local_to_global[0];
+        st = all[leader].fd < 0 ? collie__fail(comm, COLLIE_ERR_PEER_LOST,
+                                                "rank %d could not create this host's shared "
+                                                "segment (see its output)", leader)
+                                : open_segment(comm, all[leader].pid, all[leader].fd, &s->map,
+                                               &base);
+    } else if (st == COLLIE_OK && fd < 0) {
+        st = comm->failed;
+    }
+    int32_t me_ok = st == COLLIE_OK;
+    collie_status st2 = collie__bootstrap_allgather(comm, &me_ok, ok, sizeof me_ok);
+    for (int r = 0; st == COLLIE_OK && st2 == COLLIE_OK && r < comm->size; r++)
+        if (!ok[r])
+            st = collie__fail(comm, COLLIE_ERR_PEER_LOST,
+                              "rank %d could not set up shared memory (see its output)", r);
+    if (st == COLLIE_OK)
+        st = st2;
+    if (fd >= 0)
+        close(fd); /* every peer holds its own mapping by now, or has failed */
+    free(all);
+    free(ok);
+    if (st != COLLIE_OK) {
+        if (base && base != MAP_FAILED)
+            munmap(base, s->map.total);
+        free(counters);
+        free(s);
+        return st;
+    }
+    s->sent = counters;
+    s->rcvd = counters + comm->local_size;
+    attach(s, base, comm->local_size, comm->local_rank);
+    set_wait_policy(s, comm->local_size, comm->cpus);
+    comm->shm = s;
+    COLLIE_INFO("shm", "%d ranks on this host, segment %zu bytes, slot %zu, ring %zu, spin %llu us, "
+                "yield %llu us", s->n, s->map.total, s->map.slot_bytes, s->map.ring_bytes,
+                (unsigned long long)s->spin_ns / 1000, (unsigned long long)s->yield_ns / 1000);
+    return COLLIE_OK;
+}
+
+static void wake_everyone(struct collie__shm *s)
+{
+    for (int r = 0; r < s->n; r++)
+        collie__flag_wake_all(&s->ctl[r].step);
+    for (size_t c = 0; c < (size_t)s->n * (size_t)s->n; c++) {
+        collie__flag_wake_all(&s->chan[c].head);
+        collie__flag_wake_all(&s->chan[c].tail);
+    }
+}
+
+void collie__shm_close(collie_comm *comm)
+{
+    struct collie__shm *s = comm->shm;
+    if (!s)
+        return;
+    atomic_store_explicit(&s->ctl[s->me].state, COLLIE_RANK_LEFT, memory_order_release);
+    wake_everyone(s);
+    munmap(s->hdr, s->map.total);
+    free(s->sent);
+    free(s);
+    comm->shm = NULL;
+}
+
+void collie__shm_abort(collie_comm *comm, collie_status status, const char *msg)
+{
+    struct collie__shm *s = comm->shm;
+    if (!s)
+        return;
+    uint32_t expected = COLLIE_ABORT_NONE;
+    if (!atomic_compare_exchange_strong(&s->hdr->abort_state, &expected, COLLIE_ABORT_WRITING))
+        return; /* somebody else's failure came first; it is the one to report */
+    s->hdr->abort_status = (uint32_t)status;
+    s->hdr->abort_rank = comm->rank;
+    snprintf(s->hdr->abort_msg, sizeof s->hdr->abort_msg, "%s", msg);
+    atomic_store_explicit(&s->hdr->abort_state, COLLIE_ABORT_SET, memory_order_release);
+    wake_everyone(s);
+}
+
+void collie__shm_begin(collie_comm *comm, const struct collie__op_desc *desc)
+{
+    struct collie__shm *s = comm->shm;
+    s->ctl[s->me].desc[desc->seq & 1] = *desc; /* made visible by the next post */
+    s->check_desc = 1;
+}
+
+size_t collie__win_bytes(const collie_comm *comm) { return comm->shm->map.slot_bytes; }
+
+unsigned collie__win_round(collie_comm *comm) { return comm->shm->round++ & 1u; }
+
+void *collie__win_slot(const collie_comm *comm, int local_rank, unsigned parity)
+{
+    const struct collie__shm *s = comm->shm;
+    return s->slot + ((size_t)local_rank * 2 + parity) * s->map.slot_bytes;
+}
+
+static collie_status compare_desc(collie_comm *comm, int peer)
+{
+    const struct collie__op_desc *mine = &comm->cur;
+    const struct collie__op_desc *theirs = &comm->shm->ctl[peer].desc[mine->seq & 1];
+    if (theirs->seq == mine->seq && theirs->coll == mine->coll && theirs->dtype == mine->dtype &&
+        theirs->op == mine->op && theirs->root == mine->root && theirs->count == mine->count)
+        return COLLIE_OK;
+    char a[160], b[160];
+    collie__op_describe(mine, a, sizeof a);
+    collie__op_describe(theirs, b, sizeof b);
+    return collie__fail(comm, COLLIE_ERR_MISMATCH,
+                        "rank %d called %s as collective #%u but rank %d called %s as #%u",
+                        comm->rank, a, mine->seq, comm->local_to_global[peer], b, theirs->seq);
+}
+
+collie_status collie__win_sync(collie_comm *comm)
+{
+    struct collie__shm *s = comm->shm;
+    uint32_t step = ++s->step;
+    collie__flag_post(&s->ctl[s->me].step, step);
+    for (int k = 1; k < s->n; k++) {
+        int peer = (s->me + k) % s->n;
+        collie_status st = collie__flag_wait(comm, &s->ctl[peer].step, step, peer, "sync");
+        if (st == COLLIE_OK && s->check_desc)
+            st = compare_desc(comm, peer);
+        if (st != COLLIE_OK)
+            return st;
+    }
+    s->check_desc = 0;
+    return COLLIE_OK;
+}

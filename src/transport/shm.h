@@ -1,0 +1,48 @@
+/*
+ * shm.h - the shared-memory transport: opening the host's segment, and the
+ * staging "window" that host-local algorithms (src/coll/) work on.
+ *
+ * The window gives each local rank two staging buffers ("slots") of
+ * collie__win_bytes() bytes, used alternately by successive rounds.  A round
+ * is: write into your own slot, collie__win_sync(), then read any slot.
+ * Because every round syncs all ranks between writing and reading, a slot is
+ * free again two rounds later with no further waiting.
+ */
+#ifndef COLLIE_SHM_H
+#define COLLIE_SHM_H
+
+#include <stddef.h>
+
+#include "../core/comm.h"
+
+/*
+ * Creates (host's lowest rank) or opens (the others) the host's segment.
+ * Collective over the bootstrap; comm's host layout must be known.
+ */
+collie_status collie__shm_open(collie_comm *comm);
+
+/* Marks this rank as gone (peers waiting on it fail fast) and unmaps. */
+void collie__shm_close(collie_comm *comm);
+
+/*
+ * Publishes this rank's descriptor of the collective about to run; the next
+ * collie__win_sync() compares it with every peer's (COLLIE_ERR_MISMATCH).
+ */
+void collie__shm_begin(collie_comm *comm, const struct collie__op_desc *desc);
+
+/* Tells every rank on the host that this communicator failed. */
+void collie__shm_abort(collie_comm *comm, collie_status status, const char *msg);
+
+/* Bytes of one staging slot. */
+size_t collie__win_bytes(const collie_comm *comm);
+
+/* Starts a staging round; returns the parity (0 or 1) of the slots it uses. */
+unsigned collie__win_round(collie_comm *comm);
+
+/* Local rank r's slot of the given parity. */
+void *collie__win_slot(const collie_comm *comm, int local_rank, unsigned parity);
+
+/* Posts this rank's progress and waits until every local rank has posted as much. */
+collie_status collie__win_sync(collie_comm *comm);
+
+#endif

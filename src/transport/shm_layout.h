@@ -1,0 +1,116 @@
+/*
+ * shm_layout.h - the shared-memory segment of one host, private to
+ * src/transport/shm*.c.
+ *
+ * One memfd per host, created by the host's lowest rank and opened by the
+ * others through /proc/<pid>/fd/<n>: it never has a name in /dev/shm, so no
+ * exit, crash or SIGKILL can leave a file behind.
+ *
+ *   header | ctl[n] | chan[n*n] | slot[n][2] | ring[n*n]
+ *
+ * Every word has exactly one writer, and words with different writers never
+ * share a 128-byte block (two cache lines: the adjacent-line prefetcher pulls
+ * lines in pairs).
+ */
+#ifndef COLLIE_SHM_LAYOUT_H
+#define COLLIE_SHM_LAYOUT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/op.h"
+
+#define COLLIE_SHM_MAGIC 0x636f6c6c69650001ull /* "collie" + layout version */
+#define COLLIE_SHM_BLOCK 128
+
+/*
+ * A counter with one writer that others wait on: value only grows (mod 2^32);
+ * waiters counts sleepers so that the writer makes a futex_wake syscall only
+ * when somebody sleeps.
+ */
+struct collie__flag {
+    _Alignas(COLLIE_SHM_BLOCK) _Atomic uint32_t value;
+    _Alignas(COLLIE_SHM_BLOCK) _Atomic uint32_t waiters;
+};
+
+enum collie__rank_state { COLLIE_RANK_ABSENT, COLLIE_RANK_ALIVE, COLLIE_RANK_LEFT };
+
+struct collie__rank_ctl {
+    struct collie__flag step; /* syncs posted by this rank */
+    _Alignas(COLLIE_SHM_BLOCK) _Atomic uint32_t state;
+    int32_t pid;
+    struct collie__op_desc desc[2]; /* desc[seq & 1]: the collective in flight */
+};
+
+/* The ring of an ordered pair: head written by the sender, tail by the receiver. */
+struct collie__chan {
+    struct collie__flag head;
+    struct collie__flag tail;
+};
+
+enum collie__abort_state { COLLIE_ABORT_NONE, COLLIE_ABORT_WRITING, COLLIE_ABORT_SET };
+
+struct collie__shm_header {
+    uint64_t magic;
+    uint32_t nranks;
+    uint32_t reserved;
+    uint64_t slot_bytes;
+    uint64_t ring_bytes;
+    uint64_t total_bytes;
+    /* The first failure on the host, for every rank to report. */
+    _Alignas(COLLIE_SHM_BLOCK) _Atomic uint32_t abort_state;
+    uint32_t abort_status;
+    int32_t abort_rank;
+    char abort_msg[400];
+};
+
+/* Offsets of each region, from the header's start. */
+struct collie__shm_map {
+    size_t ctl, chan, slot, ring, total;
+    size_t slot_bytes, ring_bytes;
+};
+
+/* This rank's view of the segment. */
+struct collie__shm {
+    struct collie__shm_header *hdr;
+    struct collie__rank_ctl *ctl;
+    struct collie__chan *chan;
+    unsigned char *slot;
+    unsigned char *ring;
+    struct collie__shm_map map;
+    int n, me;             /* local size and local rank */
+    uint32_t step;         /* syncs posted by this rank */
+    uint32_t round;        /* staging rounds started; parity picks the buffer */
+    int check_desc;        /* the next sync compares peers' descriptors */
+    uint32_t *sent, *rcvd; /* bytes pushed to / taken from each peer's ring */
+    uint64_t spin_ns, yield_ns;
+};
+
+static inline struct collie__chan *collie__shm_chan(struct collie__shm *s, int from, int to)
+{
+    return &s->chan[(size_t)from * (size_t)s->n + (size_t)to];
+}
+
+static inline unsigned char *collie__shm_ring(struct collie__shm *s, int from, int to)
+{
+    return s->ring + ((size_t)from * (size_t)s->n + (size_t)to) * s->map.ring_bytes;
+}
+
+/* Publishes a new value and wakes sleepers, if any. */
+void collie__flag_post(struct collie__flag *f, uint32_t value);
+
+/* Wakes every sleeper on the flag (used when aborting). */
+void collie__flag_wake_all(struct collie__flag *f);
+
+struct collie_comm;
+/*
+ * Waits until f->value has reached target (wrap-safe), polling, then
+ * yielding, then sleeping.  Fails with TIMEOUT past the call's deadline,
+ * PEER_LOST if local rank `peer` has left or died, or the host's abort status
+ * if any rank aborted.  `what` describes the wait for error messages.
+ */
+collie_status collie__flag_wait(struct collie_comm *comm, struct collie__flag *f, uint32_t target,
+                                int peer, const char *what);
+
+#endif

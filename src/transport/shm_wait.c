@@ -1,0 +1,178 @@
+/*
+ * shm_wait.c - waiting on a one-writer flag in shared memory.
+ *
+ * Spin briefly (a peer on another core answers in well under a microsecond),
+ * then sched_yield (a peer on *this* core gets to run now instead of after
+ * the 4 ms scheduler tick a busy-poller would cost it), then sleep on a
+ * futex (oversubscribed ranks do not steal cycles from the ones computing).
+ * Every phase watches the deadline, the host's abort record and, about ten
+ * times a second while sleeping, whether the awaited peer still lives.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../core/comm.h"
+#include "shm.h"
+#include "shm_layout.h"
+
+#define SLEEP_SLICE_NS 100000000ull /* liveness is re-checked this often */
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define cpu_relax() __asm__ __volatile__("" ::: "memory")
+#endif
+
+static inline int reached(uint32_t value, uint32_t target)
+{
+    return (int32_t)(value - target) >= 0;
+}
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+    /* Not FUTEX_PRIVATE: the word is shared between processes. */
+    return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+void collie__flag_post(struct collie__flag *f, uint32_t value)
+{
+    /* seq_cst store then load: pairs with the waiter's increment-then-recheck. */
+    atomic_store_explicit(&f->value, value, memory_order_seq_cst);
+    if (atomic_load_explicit(&f->waiters, memory_order_seq_cst))
+        futex(&f->value, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void collie__flag_wake_all(struct collie__flag *f)
+{
+    futex(&f->value, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/* A zombie still answers kill(pid, 0); its state in /proc/<pid>/stat says 'Z'. */
+static int process_gone(pid_t pid)
+{
+    if (pid <= 0)
+        return 0;
+    if (kill(pid, 0) == -1 && errno == ESRCH)
+        return 1;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *close_paren = strrchr(buf, ')');
+    return close_paren && close_paren[1] == ' ' && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
+
+static collie_status check_abort(collie_comm *comm)
+{
+    struct collie__shm_header *h = comm->shm->hdr;
+    uint32_t state = atomic_load_explicit(&h->abort_state, memory_order_acquire);
+    if (state == COLLIE_ABORT_NONE)
+        return COLLIE_OK;
+    /* The aborting rank is writing its message; it takes a few stores. */
+    for (int i = 0; i < 1000000 && state != COLLIE_ABORT_SET; i++) {
+        sched_yield();
+        state = atomic_load_explicit(&h->abort_state, memory_order_acquire);
+    }
+    if (state != COLLIE_ABORT_SET)
+        return collie__fail_from_peer(comm, COLLIE_ERR_INTERNAL, "another rank aborted mid-write");
+    return collie__fail_from_peer(comm, (collie_status)h->abort_status, h->abort_msg);
+}
+
+static collie_status check_peer(collie_comm *comm, int peer, const char *what)
+{
+    struct collie__rank_ctl *ctl = &comm->shm->ctl[peer];
+    int grank = comm->local_to_global[peer];
+    char op[160];
+    collie__op_describe(&comm->cur, op, sizeof op);
+    uint32_t state = atomic_load_explicit(&ctl->state, memory_order_acquire);
+    if (state == COLLIE_RANK_LEFT)
+        return collie__fail(comm, COLLIE_ERR_PEER_LOST,
+                            "rank %d called collie_finalize while rank %d waited for it (%s) in %s",
+                            grank, comm->rank, what, op);
+    if (process_gone(ctl->pid))
+        return collie__fail(comm, COLLIE_ERR_PEER_LOST,
+                            "rank %d (pid %d) exited while rank %d waited for it (%s) in %s", grank,
+                            (int)ctl->pid, comm->rank, what, op);
+    return COLLIE_OK;
+}
+
+static collie_status timed_out(collie_comm *comm, int peer, const char *what)
+{
+    char op[160];
+    collie__op_describe(&comm->cur, op, sizeof op);
+    return collie__fail(comm, COLLIE_ERR_TIMEOUT,
+                        "rank %d waited %.1f s (COLLIE_TIMEOUT) for rank %d (%s) in %s; that rank "
+                        "is alive but did not get there: is it calling something else?",
+                        comm->rank, comm->timeout_s, comm->local_to_global[peer], what, op);
+}
+
+static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint32_t target,
+                                 int peer, const char *what)
+{
+    for (;;) {
+        collie_status st = check_abort(comm);
+        if (st != COLLIE_OK)
+            return st;
+        uint64_t now = collie__now_ns();
+        if (now >= comm->deadline_ns)
+            return timed_out(comm, peer, what);
+        st = check_peer(comm, peer, what);
+        if (st != COLLIE_OK)
+            return st;
+        uint64_t ns = comm->deadline_ns - now;
+        if (ns > SLEEP_SLICE_NS)
+            ns = SLEEP_SLICE_NS;
+        struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+        atomic_fetch_add_explicit(&f->waiters, 1, memory_order_seq_cst);
+        uint32_t v = atomic_load_explicit(&f->value, memory_order_seq_cst);
+        if (!reached(v, target))
+            futex(&f->value, FUTEX_WAIT, v, &ts);
+        atomic_fetch_sub_explicit(&f->waiters, 1, memory_order_relaxed);
+        if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
+            return COLLIE_OK;
+    }
+}
+
+collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint32_t target,
+                                int peer, const char *what)
+{
+    if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
+        return COLLIE_OK;
+    struct collie__shm *s = comm->shm;
+    uint64_t start = collie__now_ns();
+    uint64_t spin_end = start + s->spin_ns, yield_end = spin_end + s->yield_ns;
+    int yielding = s->spin_ns == 0;
+    for (unsigned i = 0;; i++) {
+        if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
+            return COLLIE_OK;
+        /* Polling checks the clock every 64 rounds; yielding, every round. */
+        if (yielding || (i & 63) == 63) {
+            collie_status st = check_abort(comm);
+            if (st != COLLIE_OK)
+                return st;
+            uint64_t now = collie__now_ns();
+            if (now >= yield_end || now >= comm->deadline_ns)
+                break;
+            yielding = now >= spin_end;
+        }
+        if (yielding)
+            sched_yield();
+        else
+            cpu_relax();
+    }
+    return sleep_until(comm, f, target, peer, what);
+}

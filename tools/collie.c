@@ -1,0 +1,41 @@
+/* collie.c - the `collie` command: dispatches to its subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "collie.h"
+#include "tools.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: collie COMMAND [ARGS...]\n"
+            "\n"
+            "commands:\n"
+            "  run     launch N ranks of a program on this host   (collie run -h)\n"
+            "  info    show the version, what the library detects, and its configuration\n"
+            "  version print the version\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "run"))
+        return collie_tool_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "info"))
+        return collie_tool_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("collie %s\n", collie_version());
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "collie: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,8 @@
+/* tools.h - the subcommands of `collie`; each returns the process exit code. */
+#ifndef COLLIE_TOOLS_H
+#define COLLIE_TOOLS_H
+
+int collie_tool_run(int argc, char **argv);
+int collie_tool_info(int argc, char **argv);
+
+#endif

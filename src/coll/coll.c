@@ -103,13 +103,15 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
 {
     if (!comm) {
         size_t len;
-        snprintf(collie__init_error_buffer(&len), len, "collie_%s: comm is NULL",
-                 collie__coll_name(op->desc.coll));
+        char *msg = collie__init_error_buffer(&len);
+        snprintf(msg, len, "collie_%s: comm is NULL", collie__coll_name(op->desc.coll));
         return COLLIE_ERR_INVALID_ARG;
     }
     if (comm->failed != COLLIE_OK)
         return comm->failed; /* last_error still says why */
     collie_status st = check_args(comm, op);
+    if (st == COLLIE_OK)
+        st = collie__shm_check_abort(comm);
     if (st != COLLIE_OK)
         return st;
     enum collie__coll coll = op->desc.coll;

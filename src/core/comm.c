@@ -38,7 +38,7 @@ collie_status collie__fail(collie_comm *comm, collie_status status, const char *
     va_start(ap, fmt);
     vsnprintf(comm->last_error, sizeof comm->last_error, fmt, ap);
     va_end(ap);
-    COLLIE_WARN("error", "%s: %s", collie_strerror(status), comm->last_error);
+    COLLIE_WARN("error", "%s: %s", collie__status_name(status), comm->last_error);
     if (is_sticky(status) && comm->failed == COLLIE_OK) {
         comm->failed = status;
         collie__shm_abort(comm, status, comm->last_error);

@@ -65,6 +65,9 @@ collie_status collie__fail(collie_comm *comm, collie_status status, const char *
 /* Adopts a failure first decided by another rank (message already formatted). */
 collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, const char *msg);
 
+/* "COLLIE_ERR_TIMEOUT", ...: the enumerator's name, for logs. */
+const char *collie__status_name(collie_status status);
+
 /* Where init failures are described when there is no communicator yet. */
 char *collie__init_error_buffer(size_t *len);
 

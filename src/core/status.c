@@ -23,6 +23,26 @@ static const char *const status_message[] = {
                             "COLLIE_DEBUG=INFO",
 };
 
+static const char *const status_name[] = {
+    [COLLIE_OK] = "COLLIE_OK",
+    [COLLIE_ERR_INVALID_ARG] = "COLLIE_ERR_INVALID_ARG",
+    [COLLIE_ERR_SYSTEM] = "COLLIE_ERR_SYSTEM",
+    [COLLIE_ERR_TIMEOUT] = "COLLIE_ERR_TIMEOUT",
+    [COLLIE_ERR_PEER_LOST] = "COLLIE_ERR_PEER_LOST",
+    [COLLIE_ERR_MISMATCH] = "COLLIE_ERR_MISMATCH",
+    [COLLIE_ERR_NOMEM] = "COLLIE_ERR_NOMEM",
+    [COLLIE_ERR_AUTH] = "COLLIE_ERR_AUTH",
+    [COLLIE_ERR_UNSUPPORTED] = "COLLIE_ERR_UNSUPPORTED",
+    [COLLIE_ERR_INTERNAL] = "COLLIE_ERR_INTERNAL",
+};
+
+const char *collie__status_name(collie_status status)
+{
+    if ((unsigned)status >= sizeof status_name / sizeof status_name[0])
+        return "COLLIE_ERR_?";
+    return status_name[status];
+}
+
 const char *collie_strerror(collie_status status)
 {
     if ((unsigned)status >= sizeof status_message / sizeof status_message[0])

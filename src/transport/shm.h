@@ -30,6 +30,12 @@ void collie__shm_close(collie_comm *comm);
  */
 void collie__shm_begin(collie_comm *comm, const struct collie__op_desc *desc);
 
+/*
+ * Returns the failure another rank on the host recorded (adopting it as this
+ * communicator's), or COLLIE_OK.  One load when healthy.
+ */
+collie_status collie__shm_check_abort(collie_comm *comm);
+
 /* Tells every rank on the host that this communicator failed. */
 void collie__shm_abort(collie_comm *comm, collie_status status, const char *msg);
 

@@ -76,7 +76,7 @@ static int process_gone(pid_t pid)
     return close_paren && close_paren[1] == ' ' && (close_paren[2] == 'Z' || close_paren[2] == 'X');
 }
 
-static collie_status check_abort(collie_comm *comm)
+collie_status collie__shm_check_abort(collie_comm *comm)
 {
     struct collie__shm_header *h = comm->shm->hdr;
     uint32_t state = atomic_load_explicit(&h->abort_state, memory_order_acquire);
@@ -124,7 +124,7 @@ static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint
                                  int peer, const char *what)
 {
     for (;;) {
-        collie_status st = check_abort(comm);
+        collie_status st = collie__shm_check_abort(comm);
         if (st != COLLIE_OK)
             return st;
         uint64_t now = collie__now_ns();
@@ -161,7 +161,7 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
             return COLLIE_OK;
         /* Polling checks the clock every 64 rounds; yielding, every round. */
         if (yielding || (i & 63) == 63) {
-            collie_status st = check_abort(comm);
+            collie_status st = collie__shm_check_abort(comm);
             if (st != COLLIE_OK)
                 return st;
             uint64_t now = collie__now_ns();

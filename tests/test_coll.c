@@ -1,0 +1,346 @@
+/*
+ * test_coll.c - one collective, every dtype x op x count x in-place form,
+ * on the ranks `collie run` started.  Every element of every output is
+ * checked exactly, unused output regions and a guard past the end must stay
+ * untouched, and out-of-place inputs must come back unchanged.
+ *
+ * Inputs are small integers chosen so that every result is exact in every
+ * dtype (float16, bfloat16 and int8 included) and has a closed form, so
+ * checking 16M elements costs no more than filling them.
+ *
+ *   collie run -n N test_coll COLLECTIVE      (COLLIE_TEST_MAX_COUNT caps the counts)
+ */
+#include "test_util.h"
+
+#define GUARD 64
+#define GUARD_BYTE 0xa5
+#define UNTOUCHED 0xee
+
+static const size_t counts[] = {0, 1, 2, 3, 7, 64, 1000, 65537, 1u << 20, (1u << 24) + 3};
+#define N_COUNTS (sizeof counts / sizeof counts[0])
+
+static int rank, size;
+static long failures, cases;
+
+static int is_signed(collie_dtype t) { return t != COLLIE_UINT8; }
+static int is_float(collie_dtype t) { return t <= COLLIE_BFLOAT16; }
+
+/* Rank r's input element at global index i, for reduction op. */
+static double input(collie_op op, collie_dtype t, int r, size_t i)
+{
+    int s = is_signed(t);
+    switch (op) {
+    case COLLIE_SUM:
+    case COLLIE_AVG:
+        return (double)(i % 5) - (s ? 2 : 0) + r * (double)((i / 3) % 2);
+    case COLLIE_PROD:
+        if ((size_t)r == i % (size_t)size)
+            return 2;
+        if (size >= 2 && (size_t)r == (i + 1) % (size_t)size)
+            return 3;
+        if (size >= 3 && s && (size_t)r == (i + 2) % (size_t)size)
+            return -1;
+        return 1;
+    case COLLIE_MIN:
+    case COLLIE_MAX:
+        return (double)(i % 11) - (s ? 5 : 0) + (double)(((size_t)r + i) % (size_t)size);
+    }
+    return 0;
+}
+
+static double expected(collie_op op, collie_dtype t, size_t i)
+{
+    int s = is_signed(t);
+    double a = (double)(i % 5) - (s ? 2 : 0), c = (double)((i / 3) % 2);
+    double sum = size * a + c * size * (size - 1) / 2;
+    switch (op) {
+    case COLLIE_SUM: return sum;
+    case COLLIE_AVG:
+        if (is_float(t))
+            return sum / size;
+        return (double)((long long)sum / size); /* C integer division truncates */
+    case COLLIE_PROD: return 2.0 * (size >= 2 ? 3 : 1) * (size >= 3 && s ? -1 : 1);
+    case COLLIE_MIN: return (double)(i % 11) - (s ? 5 : 0);
+    case COLLIE_MAX: return (double)(i % 11) - (s ? 5 : 0) + size - 1;
+    }
+    return 0;
+}
+
+/*
+ * Raw bytes for the collectives that only move data: any bits will do.  The
+ * pattern repeats every PATTERN_PERIOD bytes, a prime, so no misplacement by
+ * a whole number of elements or blocks can go unseen.
+ */
+#define PATTERN_PERIOD 4093
+static unsigned char pattern(int r, size_t byte)
+{
+    uint32_t x = (uint32_t)(byte % PATTERN_PERIOD) * 2654435761u + (uint32_t)r * 40503u;
+    return (unsigned char)(x >> 24 ^ x >> 11);
+}
+
+struct buf {
+    unsigned char *p;
+    size_t bytes;
+};
+
+/* Buffers are reused across cases (which: 0 or 1): fresh pages would cost more than the test. */
+static struct buf make(int which, size_t bytes)
+{
+    static unsigned char *pool[2];
+    static size_t capacity[2];
+    if (capacity[which] < bytes + GUARD) {
+        free(pool[which]);
+        pool[which] = malloc(bytes + GUARD);
+        capacity[which] = bytes + GUARD;
+    }
+    struct buf b = {pool[which], bytes};
+    CHECK(b.p, "out of memory for %zu bytes", bytes);
+    memset(b.p, UNTOUCHED, bytes);
+    memset(b.p + bytes, GUARD_BYTE, GUARD);
+    return b;
+}
+
+static int guard_ok(const struct buf *b)
+{
+    for (size_t k = 0; k < GUARD; k++)
+        if (b->p[b->bytes + k] != GUARD_BYTE)
+            return 0;
+    return 1;
+}
+
+static void report(const char *what, const char *coll, collie_dtype t, int op, size_t count,
+                   int mode, size_t at)
+{
+    if (failures++ < 10)
+        fprintf(stderr, "rank %d/%d: %s %s op=%d count=%zu mode=%d: %s at element %zu\n", rank,
+                size, coll, test_dtype_name(t), op, count, mode, what, at);
+}
+
+/*
+ * Inputs and results repeat every 330 * size elements (a multiple of the
+ * periods 5, 6, 11 and size used above), so one period is computed and the
+ * buffers are filled and checked with memcpy and memcmp.
+ */
+struct period {
+    collie_dtype t;
+    collie_op op;
+    size_t len; /* elements */
+    unsigned char *input, *expect;
+};
+
+static struct period period_for(collie_dtype t, collie_op op)
+{
+    static struct period p;
+    if (p.input && p.t == t && p.op == op)
+        return p;
+    free(p.input);
+    free(p.expect);
+    p.t = t;
+    p.op = op;
+    p.len = 330 * (size_t)size;
+    p.input = malloc(p.len * test_dtype_size(t));
+    p.expect = malloc(p.len * test_dtype_size(t));
+    CHECK(p.input && p.expect, "out of memory");
+    for (size_t i = 0; i < p.len; i++) {
+        test_put(t, p.input, i, input(op, t, rank, i));
+        test_put(t, p.expect, i, expected(op, t, i));
+    }
+    return p;
+}
+
+/* Copies (fill) or compares (check) n elements at global index first against a template. */
+static size_t tile(unsigned char *buf, const unsigned char *tmpl, size_t period, size_t es,
+                   size_t first, size_t n, int fill)
+{
+    for (size_t j = 0; j < n;) {
+        size_t at = (first + j) % period, m = period - at < n - j ? period - at : n - j;
+        if (fill) {
+            memcpy(buf + j * es, tmpl + at * es, m * es);
+        } else if (memcmp(buf + j * es, tmpl + at * es, m * es)) {
+            for (size_t k = 0;; k++)
+                if (memcmp(buf + (j + k) * es, tmpl + (at + k) * es, es))
+                    return j + k;
+        }
+        j += m;
+    }
+    return (size_t)-1;
+}
+
+static size_t check_reduced(const unsigned char *got, collie_dtype t, collie_op op, size_t first,
+                            size_t n)
+{
+    struct period p = period_for(t, op);
+    return tile((unsigned char *)got, p.expect, p.len, test_dtype_size(t), first, n, 0);
+}
+
+static size_t check_input(const unsigned char *got, collie_dtype t, collie_op op, size_t first,
+                          size_t n)
+{
+    struct period p = period_for(t, op);
+    return tile((unsigned char *)got, p.input, p.len, test_dtype_size(t), first, n, 0);
+}
+
+static void fill_reduced(unsigned char *buf, collie_dtype t, collie_op op, size_t first, size_t n)
+{
+    struct period p = period_for(t, op);
+    tile(buf, p.input, p.len, test_dtype_size(t), first, n, 1);
+}
+
+static const unsigned char *pattern_of(int r)
+{
+    static unsigned char *cache[64];
+    static int cached[64];
+    int slot = r % 64;
+    if (!cache[slot] || cached[slot] != r) {
+        free(cache[slot]);
+        cache[slot] = malloc(PATTERN_PERIOD);
+        CHECK(cache[slot], "out of memory");
+        for (size_t j = 0; j < PATTERN_PERIOD; j++)
+            cache[slot][j] = pattern(r, j);
+        cached[slot] = r;
+    }
+    return cache[slot];
+}
+
+static void fill_pattern(unsigned char *p, int r, size_t first_byte, size_t n)
+{
+    tile(p, pattern_of(r), PATTERN_PERIOD, 1, first_byte, n, 1);
+}
+
+static size_t check_pattern(const unsigned char *p, int r, size_t first_byte, size_t n)
+{
+    return tile((unsigned char *)p, pattern_of(r), PATTERN_PERIOD, 1, first_byte, n, 0);
+}
+
+static void run_case(collie_comm *comm, const char *coll, collie_dtype t, collie_op op,
+                     size_t count, int mode, int root)
+{
+    size_t es = test_dtype_size(t), bytes = count * es, n = (size_t)size;
+    size_t bad = (size_t)-1;
+    collie_status st = COLLIE_OK;
+    cases++;
+    if (!strcmp(coll, "allreduce")) {
+        struct buf in = make(0, bytes), out = mode ? in : make(1, bytes);
+        fill_reduced(in.p, t, op, 0, count);
+        st = collie_allreduce(comm, in.p, out.p, count, t, op);
+        bad = check_reduced(out.p, t, op, 0, count);
+        if (!mode && bad == (size_t)-1) /* the input must be intact */
+            bad = check_input(in.p, t, op, 0, count);
+        if (!guard_ok(&out) || !guard_ok(&in))
+            report("guard overwritten", coll, t, op, count, mode, count);
+    } else if (!strcmp(coll, "reduce")) {
+        struct buf in = make(0, bytes), out = mode ? in : make(1, bytes);
+        fill_reduced(in.p, t, op, 0, count);
+        void *recv = rank == root ? out.p : (mode ? in.p : NULL); /* non-roots may pass NULL */
+        st = collie_reduce(comm, in.p, recv, count, t, op, root);
+        if (rank == root)
+            bad = check_reduced(out.p, t, op, 0, count);
+        else if (!mode) /* a non-root passed NULL: its separate buffer stays untouched */
+            for (size_t j = 0; j < bytes && bad == (size_t)-1; j++)
+                if (out.p[j] != UNTOUCHED)
+                    bad = j / es;
+        if (mode && rank != root && bad == (size_t)-1) /* in place at a non-root: input intact */
+            bad = check_input(in.p, t, op, 0, count);
+        if (!guard_ok(&out) || !guard_ok(&in))
+            report("guard overwritten", coll, t, op, count, mode, count);
+    } else if (!strcmp(coll, "broadcast")) {
+        struct buf b = make(0, bytes);
+        if (rank == root)
+            fill_pattern(b.p, root, 0, bytes);
+        st = collie_broadcast(comm, b.p, count, t, root);
+        bad = check_pattern(b.p, root, 0, bytes);
+        if (!guard_ok(&b))
+            report("guard overwritten", coll, t, op, count, mode, count);
+        bad = bad == (size_t)-1 ? bad : bad / es;
+    } else if (!strcmp(coll, "allgather")) {
+        struct buf out = make(0, bytes * n), in = make(1, bytes);
+        unsigned char *send = in.p;
+        if (mode) { /* 1: MPI form (sendbuf == recvbuf), 2: NCCL form (own block) */
+            send = mode == 1 ? out.p : out.p + (size_t)rank * bytes;
+            fill_pattern(out.p + (size_t)rank * bytes, rank, 0, bytes);
+        } else {
+            fill_pattern(in.p, rank, 0, bytes);
+        }
+        st = collie_allgather(comm, send, out.p, count, t);
+        for (int r = 0; r < size && bad == (size_t)-1; r++) {
+            size_t b = check_pattern(out.p + (size_t)r * bytes, r, 0, bytes);
+            if (b != (size_t)-1)
+                bad = ((size_t)r * bytes + b) / es;
+        }
+        if (!mode && check_pattern(in.p, rank, 0, bytes) != (size_t)-1)
+            report("input modified", coll, t, op, count, mode, 0);
+        if (!guard_ok(&out) || !guard_ok(&in))
+            report("guard overwritten", coll, t, op, count, mode, count);
+    } else if (!strcmp(coll, "reduce_scatter")) {
+        struct buf in = make(0, bytes * n), sep = make(1, bytes);
+        fill_reduced(in.p, t, op, 0, count * n);
+        unsigned char *out = mode == 0 ? sep.p : mode == 1 ? in.p : in.p + (size_t)rank * bytes;
+        st = collie_reduce_scatter(comm, in.p, out, count, t, op);
+        bad = check_reduced(out, t, op, (size_t)rank * count, count);
+        if (!mode && bad == (size_t)-1) /* the input must be intact */
+            bad = check_input(in.p, t, op, 0, count * n);
+        if (mode == 1 && bad == (size_t)-1 && n > 1) /* MPI form: only the first block changes */
+            bad = check_input(in.p + bytes, t, op, count, count * (n - 1));
+        if (!guard_ok(&in) || !guard_ok(&sep))
+            report("guard overwritten", coll, t, op, count, mode, count);
+    } else if (!strcmp(coll, "alltoall")) {
+        struct buf in = make(0, bytes * n), out = mode ? in : make(1, bytes * n);
+        /* block b of rank r's input: pattern(r * size + b) */
+        for (size_t b = 0; b < n; b++)
+            fill_pattern(in.p + b * bytes, rank * size + (int)b, 0, bytes);
+        st = collie_alltoall(comm, in.p, out.p, count, t);
+        for (int r = 0; r < size && bad == (size_t)-1; r++) {
+            size_t b = check_pattern(out.p + (size_t)r * bytes, r * size + rank, 0, bytes);
+            if (b != (size_t)-1)
+                bad = ((size_t)r * bytes + b) / es;
+        }
+        if (!guard_ok(&out) || !guard_ok(&in))
+            report("guard overwritten", coll, t, op, count, mode, count);
+    } else {
+        CHECK(0, "unknown collective '%s'", coll);
+    }
+    if (st != COLLIE_OK) {
+        fprintf(stderr, "rank %d: %s %s count=%zu failed: %s: %s\n", rank, coll,
+                test_dtype_name(t), count, collie_strerror(st), collie_last_error(comm));
+        exit(1);
+    }
+    if (bad != (size_t)-1)
+        report("wrong value", coll, t, op, count, mode, bad);
+}
+
+int main(int argc, char **argv)
+{
+    CHECK(argc == 2, "usage: test_coll allreduce|reduce|broadcast|allgather|reduce_scatter|alltoall");
+    const char *coll = argv[1];
+    collie_comm *comm = test_init();
+    rank = collie_rank(comm);
+    size = collie_size(comm);
+    const char *cap = getenv("COLLIE_TEST_MAX_COUNT");
+    size_t max_count = cap ? strtoull(cap, NULL, 10) : (size_t)-1;
+    int reduces = !strcmp(coll, "allreduce") || !strcmp(coll, "reduce") ||
+                  !strcmp(coll, "reduce_scatter");
+    int per_rank_blocks = !strcmp(coll, "allgather") || !strcmp(coll, "reduce_scatter") ||
+                          !strcmp(coll, "alltoall");
+    int modes = !strcmp(coll, "broadcast") ? 1 : per_rank_blocks && strcmp(coll, "alltoall") ? 3 : 2;
+    int rooted = !strcmp(coll, "broadcast") || !strcmp(coll, "reduce");
+    double t0 = test_seconds();
+    for (size_t c = 0; c < N_COUNTS; c++) {
+        /* Block collectives move size x count elements: keep their largest case ~count in all. */
+        size_t count = counts[c];
+        if (per_rank_blocks && count >= (1u << 20))
+            count = (count + (size_t)size - 1) / (size_t)size;
+        if (count > max_count)
+            continue;
+        for (int t = COLLIE_FLOAT32; t <= COLLIE_INT64; t++)
+            for (int op = COLLIE_SUM; op <= (reduces ? COLLIE_AVG : COLLIE_SUM); op++)
+                for (int mode = 0; mode < modes; mode++)
+                    for (int root = 0; root < (rooted ? size : 1); root += size > 1 ? size - 1 : 1)
+                        run_case(comm, coll, (collie_dtype)t, (collie_op)op, count, mode,
+                                 rooted ? root : -1);
+    }
+    CHECK_OK(comm, collie_finalize(comm));
+    if (rank == 0 || failures)
+        printf("%s on %d ranks: %ld cases, %ld failures, %.1f s (rank %d)\n", coll, size, cases,
+               failures, test_seconds() - t0, rank);
+    return failures != 0;
+}

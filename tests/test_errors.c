@@ -1,0 +1,252 @@
+/*
+ * test_errors.c - failures must be named, fast, and never hang.
+ *
+ *   collie run -n N test_errors SCENARIO
+ *
+ * badargs         every bad argument returns INVALID_ARG at once, naming it, and the
+ *                 communicator still works (bad calls on one rank only: no traffic)
+ * exit-early      the last rank exits without finalizing: the others get PEER_LOST
+ * finalize-early  the last rank finalizes and leaves: the others get PEER_LOST
+ * stall           the last rank stops calling: the others get TIMEOUT after
+ *                 COLLIE_TIMEOUT, and the straggler gets the same failure at once
+ * mismatch-KIND   rank 1 calls something else (KIND: coll, count, dtype, op, root):
+ *                 every rank gets MISMATCH naming both calls
+ * sigkill         rank 1 is SIGKILLed between collectives: the others get PEER_LOST
+ * Every failure must then be sticky: the next call returns it without waiting.
+ */
+#include <signal.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+static collie_comm *comm;
+static int rank, size;
+
+static void expect(collie_status got, collie_status want, const char *needle, const char *what)
+{
+    const char *msg = collie_last_error(comm);
+    CHECK(got == want, "%s: got %s, want %s (%s)", what, collie_strerror(got), collie_strerror(want),
+          msg);
+    CHECK(!needle || strstr(msg, needle), "%s: message '%s' does not mention '%s'", what, msg,
+          needle);
+}
+
+/* After a fatal error, calls fail at once with the same status. */
+static void expect_sticky(collie_status want)
+{
+    float x = 1;
+    double t0 = test_seconds();
+    collie_status st = collie_allreduce(comm, &x, &x, 1, COLLIE_FLOAT32, COLLIE_SUM);
+    CHECK(st == want, "sticky: got %s, want %s", collie_strerror(st), collie_strerror(want));
+    st = collie_barrier(comm);
+    CHECK(st == want, "sticky barrier: got %s", collie_strerror(st));
+    CHECK(test_seconds() - t0 < 0.5, "sticky failure took %.2f s", test_seconds() - t0);
+}
+
+static void badargs(void)
+{
+    float x[8] = {0}, y[8];
+    char peer[32];
+    if (rank == 0) { /* only rank 0 errs: a bad call that communicated would desync the job */
+        expect(collie_allreduce(comm, NULL, y, 4, COLLIE_FLOAT32, COLLIE_SUM),
+               COLLIE_ERR_INVALID_ARG, "sendbuf is NULL", "NULL sendbuf");
+        expect(collie_allreduce(comm, x, NULL, 4, COLLIE_FLOAT32, COLLIE_SUM),
+               COLLIE_ERR_INVALID_ARG, "recvbuf is NULL", "NULL recvbuf");
+        expect(collie_allreduce(comm, x, y, 4, (collie_dtype)99, COLLIE_SUM),
+               COLLIE_ERR_INVALID_ARG, "dtype=99", "bad dtype");
+        expect(collie_allreduce(comm, x, y, 4, COLLIE_FLOAT32, (collie_op)-1),
+               COLLIE_ERR_INVALID_ARG, "op=-1", "bad op");
+        expect(collie_reduce(comm, x, y, 4, COLLIE_FLOAT32, (collie_op)5, 0),
+               COLLIE_ERR_INVALID_ARG, "op=5", "bad op");
+        expect(collie_broadcast(comm, x, 4, COLLIE_FLOAT32, -1), COLLIE_ERR_INVALID_ARG,
+               "root=-1", "negative root");
+        snprintf(peer, sizeof peer, "root=%d", size);
+        expect(collie_reduce(comm, x, y, 4, COLLIE_FLOAT32, COLLIE_SUM, size),
+               COLLIE_ERR_INVALID_ARG, peer, "root too large");
+        expect(collie_broadcast(comm, NULL, 4, COLLIE_FLOAT32, 0), COLLIE_ERR_INVALID_ARG,
+               "buf is NULL", "NULL broadcast buffer");
+        expect(collie_send(comm, x, 4, COLLIE_FLOAT32, rank), COLLIE_ERR_INVALID_ARG, "peer=0",
+               "send to self");
+        snprintf(peer, sizeof peer, "peer=%d", size);
+        expect(collie_recv(comm, x, 4, COLLIE_FLOAT32, size), COLLIE_ERR_INVALID_ARG, peer,
+               "peer too large");
+        expect(collie_allreduce(comm, x, x + 1, 4, COLLIE_FLOAT32, COLLIE_SUM),
+               COLLIE_ERR_INVALID_ARG, "overlap", "overlapping buffers");
+        expect(collie_allgather(comm, x, y, SIZE_MAX / 4, COLLIE_FLOAT64), COLLIE_ERR_INVALID_ARG,
+               "overflow", "count overflow");
+        expect(collie_alltoall(comm, x, NULL, 1, COLLIE_INT8), COLLIE_ERR_INVALID_ARG,
+               "recvbuf is NULL", "alltoall NULL recvbuf");
+        CHECK(collie_allreduce(NULL, x, y, 1, COLLIE_FLOAT32, COLLIE_SUM) == COLLIE_ERR_INVALID_ARG,
+              "NULL comm accepted");
+        CHECK(strstr(collie_last_error(NULL), "comm is NULL"), "NULL comm message: %s",
+              collie_last_error(NULL));
+        CHECK(collie_init(NULL) == COLLIE_ERR_INVALID_ARG, "collie_init(NULL) accepted");
+        CHECK(!strcmp(collie_strerror((collie_status)1234), "unknown collie_status value"),
+              "strerror of an unknown status");
+    }
+    /* count == 0 is a no-op, even with NULL buffers, on every rank */
+    CHECK_OK(comm, collie_allreduce(comm, NULL, NULL, 0, COLLIE_FLOAT32, COLLIE_SUM));
+    CHECK_OK(comm, collie_alltoall(comm, NULL, NULL, 0, COLLIE_INT64));
+    /* and the communicator still works */
+    for (int i = 0; i < 8; i++)
+        x[i] = (float)(rank + i);
+    CHECK_OK(comm, collie_allreduce(comm, x, y, 8, COLLIE_FLOAT32, COLLIE_SUM));
+    for (int i = 0; i < 8; i++)
+        CHECK(y[i] == (float)(size * (size - 1) / 2 + size * i), "y[%d] = %g after bad calls", i,
+              y[i]);
+}
+
+static void peer_gone(int finalize)
+{
+    if (rank == size - 1) {
+        if (finalize)
+            collie_finalize(comm);
+        _exit(0);
+    }
+    float x = 1;
+    double t0 = test_seconds();
+    collie_status st = collie_allreduce(comm, &x, &x, 1, COLLIE_FLOAT32, COLLIE_SUM);
+    char who[32];
+    snprintf(who, sizeof who, "rank %d", size - 1);
+    expect(st, COLLIE_ERR_PEER_LOST, who, "collective with a departed rank");
+    CHECK(test_seconds() - t0 < 5, "took %.1f s to notice", test_seconds() - t0);
+    if (finalize)
+        CHECK(strstr(collie_last_error(comm), "collie_finalize") || rank != 0 ||
+                  strstr(collie_last_error(comm), "exited"),
+              "message: %s", collie_last_error(comm));
+    expect_sticky(COLLIE_ERR_PEER_LOST);
+}
+
+static void stall(void)
+{
+    float x = 1;
+    if (rank == size - 1) {
+        sleep(3); /* the others time out meanwhile */
+        double t0 = test_seconds();
+        expect(collie_allreduce(comm, &x, &x, 1, COLLIE_FLOAT32, COLLIE_SUM), COLLIE_ERR_TIMEOUT,
+               "COLLIE_TIMEOUT", "straggler");
+        CHECK(test_seconds() - t0 < 0.5, "straggler waited %.2f s", test_seconds() - t0);
+        return;
+    }
+    double t0 = test_seconds();
+    expect(collie_allreduce(comm, &x, &x, 1, COLLIE_FLOAT32, COLLIE_SUM), COLLIE_ERR_TIMEOUT,
+           "COLLIE_TIMEOUT", "stalled peer");
+    double took = test_seconds() - t0;
+    CHECK(took > 0.9 && took < 2.9, "timed out after %.2f s with COLLIE_TIMEOUT=1", took);
+    expect_sticky(COLLIE_ERR_TIMEOUT);
+}
+
+static void mismatch(const char *kind)
+{
+    float x[200] = {0};
+    collie_status st;
+    if (!strcmp(kind, "root")) {
+        st = collie_broadcast(comm, x, 100, COLLIE_FLOAT32, rank == 1 ? 1 : 0);
+    } else if (rank != 1) {
+        st = collie_allreduce(comm, x, x, 100, COLLIE_FLOAT32, COLLIE_SUM);
+    } else if (!strcmp(kind, "coll")) {
+        st = collie_broadcast(comm, x, 100, COLLIE_FLOAT32, 0);
+    } else if (!strcmp(kind, "count")) {
+        st = collie_allreduce(comm, x, x, 101, COLLIE_FLOAT32, COLLIE_SUM);
+    } else if (!strcmp(kind, "dtype")) {
+        st = collie_allreduce(comm, x, x, 100, COLLIE_INT32, COLLIE_SUM);
+    } else if (!strcmp(kind, "op")) {
+        st = collie_allreduce(comm, x, x, 100, COLLIE_FLOAT32, COLLIE_MAX);
+    } else {
+        CHECK(0, "unknown mismatch kind '%s'", kind);
+    }
+    expect(st, COLLIE_ERR_MISMATCH, "called", kind);
+    const char *msg = collie_last_error(comm);
+    const char *want = !strcmp(kind, "coll") ? "broadcast" : !strcmp(kind, "count") ? "count=101"
+                       : !strcmp(kind, "dtype") ? "int32" : !strcmp(kind, "op") ? "max" : "root=1";
+    CHECK(strstr(msg, want) && strstr(msg, !strcmp(kind, "root") ? "root=0" : "allreduce"),
+          "message does not show both sides: %s", msg);
+    expect_sticky(COLLIE_ERR_MISMATCH);
+}
+
+static void p2p(void)
+{
+    static float big[1 << 20], got[1 << 20];
+    const size_t sizes[] = {0, 1, 1000, 1 << 20};
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        for (size_t i = 0; i < n; i++)
+            big[i] = (float)(rank * 1000003 + (int)i % 65536);
+        memset(got, 0, sizeof got);
+        if (rank % 2 == 0) {
+            CHECK_OK(comm, collie_send(comm, big, n, COLLIE_FLOAT32, next));
+            CHECK_OK(comm, collie_recv(comm, got, n, COLLIE_FLOAT32, prev));
+        } else {
+            CHECK_OK(comm, collie_recv(comm, got, n, COLLIE_FLOAT32, prev));
+            CHECK_OK(comm, collie_send(comm, big, n, COLLIE_FLOAT32, next));
+        }
+        for (size_t i = 0; i < n; i++)
+            CHECK(got[i] == (float)(prev * 1000003 + (int)i % 65536), "size %zu: got[%zu] = %g",
+                  n, i, got[i]);
+    }
+    /* many small messages between a pair arrive in order */
+    if (rank < 2) {
+        for (int i = 0; i < 5000; i++) {
+            int64_t v = i, w = -1;
+            if (rank == 0)
+                CHECK_OK(comm, collie_send(comm, &v, 1, COLLIE_INT64, 1));
+            else {
+                CHECK_OK(comm, collie_recv(comm, &w, 1, COLLIE_INT64, 0));
+                CHECK(w == i, "message %d arrived as %lld", i, (long long)w);
+            }
+        }
+    }
+    CHECK_OK(comm, collie_barrier(comm));
+    /* a receiver expecting another size gets MISMATCH, and then so does everyone */
+    float x[8] = {0};
+    if (rank == 0)
+        CHECK_OK(comm, collie_send(comm, x, 5, COLLIE_FLOAT32, 1));
+    if (rank == 1)
+        expect(collie_recv(comm, x, 6, COLLIE_FLOAT32, 0), COLLIE_ERR_MISMATCH, "count=5",
+               "recv of the wrong size");
+    expect(collie_barrier(comm), COLLIE_ERR_MISMATCH, "recv(count=6", "barrier after mismatch");
+}
+
+static void sigkill(void)
+{
+    float x[64];
+    for (int round = 0; round < 20; round++)
+        CHECK_OK(comm, collie_allreduce(comm, x, x, 64, COLLIE_FLOAT32, COLLIE_SUM));
+    if (rank == 1)
+        raise(SIGKILL);
+    double t0 = test_seconds();
+    expect(collie_allreduce(comm, x, x, 64, COLLIE_FLOAT32, COLLIE_SUM), COLLIE_ERR_PEER_LOST,
+           "rank 1", "collective after SIGKILL");
+    CHECK(test_seconds() - t0 < 5, "took %.1f s to notice", test_seconds() - t0);
+    expect_sticky(COLLIE_ERR_PEER_LOST);
+}
+
+int main(int argc, char **argv)
+{
+    CHECK(argc == 2, "usage: test_errors SCENARIO");
+    const char *s = argv[1];
+    comm = test_init();
+    rank = collie_rank(comm);
+    size = collie_size(comm);
+    if (!strcmp(s, "badargs"))
+        badargs();
+    else if (!strcmp(s, "exit-early"))
+        peer_gone(0);
+    else if (!strcmp(s, "finalize-early"))
+        peer_gone(1);
+    else if (!strcmp(s, "stall"))
+        stall();
+    else if (!strncmp(s, "mismatch-", 9))
+        mismatch(s + 9);
+    else if (!strcmp(s, "p2p"))
+        p2p();
+    else if (!strcmp(s, "sigkill"))
+        sigkill();
+    else
+        CHECK(0, "unknown scenario '%s'", s);
+    collie_finalize(comm);
+    if (rank == 0)
+        printf("%s: ok on %d ranks\n", s, size);
+    return 0;
+}

@@ -13,7 +13,7 @@ for var in $(grep -oE '^    X\([A-Z_0-9]+' "$src" | sed 's/.*X(/COLLIE_/'); do
     expect_output "^$var "
 done
 expect_status 0 "$collie" info --config
-expect_output "^COLLIE_TIMEOUT +- +300 "
+expect_output "^COLLIE_TIMEOUT +300 +300 +seconds"
 
 expect_status 0 "$collie" run -n 3 "$collie" info
 expect_output "3 rank\(s\) on 1 host"

@@ -1,0 +1,16 @@
+#!/bin/bash
+# Installs the Debian packages collie builds and tests with, if any is missing.
+# Needs root (or sudo) only when something has to be installed.
+set -euo pipefail
+packages=(build-essential cmake pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "collie: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" = 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -140,8 +140,6 @@ static void warn_unknown(void)
 
 static void load_once(void)
 {
-    /* Parse DEBUG first, with a safe fallback, so the warnings below can print. */
-    cfg.i[COLLIE_CFG_DEBUG] = COLLIE_LOG_WARN;
     for (int id = 0; id < COLLIE_CFG_COUNT; id++) {
         const char *env = getenv(table[id].name);
         cfg.raw[id] = env ? env : table[id].def;
@@ -154,6 +152,7 @@ static void load_once(void)
         cfg.raw[id] = table[id].def;
         parse_entry(id, cfg.raw[id]);
     }
+    collie__log_set_level((enum collie__log_level)cfg.i[COLLIE_CFG_DEBUG]);
     warn_unknown();
 }
 

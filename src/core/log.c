@@ -5,16 +5,14 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "config.h"
-
 static int log_rank = -1;
+static enum collie__log_level log_level = COLLIE_LOG_WARN;
 
 void collie__log_set_rank(int rank) { log_rank = rank; }
 
-int collie__log_enabled(enum collie__log_level level)
-{
-    return level <= (enum collie__log_level)collie__config_int(COLLIE_CFG_DEBUG);
-}
+void collie__log_set_level(enum collie__log_level level) { log_level = level; }
+
+int collie__log_enabled(enum collie__log_level level) { return level <= log_level; }
 
 void collie__log(enum collie__log_level level, const char *subsys, const char *fmt, ...)
 {

@@ -7,6 +7,13 @@ enum collie__log_level { COLLIE_LOG_NONE, COLLIE_LOG_WARN, COLLIE_LOG_INFO, COLL
 /* Sets the rank shown in every line of this process ("-1" before init knows it). */
 void collie__log_set_rank(int rank);
 
+/*
+ * Sets the level (config.c does, from COLLIE_DEBUG, before it warns about
+ * anything).  Logging never reads the configuration itself: the
+ * configuration logs while it loads.
+ */
+void collie__log_set_level(enum collie__log_level level);
+
 /* Whether a message of this level would be printed. */
 int collie__log_enabled(enum collie__log_level level);
 

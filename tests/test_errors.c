@@ -12,6 +12,8 @@
  * mismatch-KIND   rank 1 calls something else (KIND: coll, count, dtype, op, root):
  *                 every rank gets MISMATCH naming both calls
  * sigkill         rank 1 is SIGKILLed between collectives: the others get PEER_LOST
+ * long-call       one allreduce that takes longer than COLLIE_TIMEOUT in all, while
+ *                 no single wait does, succeeds: the deadline is per wait
  * Every failure must then be sticky: the next call returns it without waiting.
  */
 #include <signal.h>
@@ -222,6 +224,25 @@ static void sigkill(void)
     expect_sticky(COLLIE_ERR_PEER_LOST);
 }
 
+static void long_call(void)
+{
+    size_t n = (size_t)16 << 20;
+    float *b = malloc(n * sizeof *b);
+    CHECK(b, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        b[i] = 1;
+    double t0 = test_seconds();
+    CHECK_OK(comm, collie_allreduce(comm, b, b, n, COLLIE_FLOAT32, COLLIE_SUM));
+    double took = test_seconds() - t0, limit = atof(getenv("COLLIE_TIMEOUT"));
+    for (size_t i = 0; i < n; i++)
+        CHECK(b[i] == (float)size, "b[%zu] = %g", i, b[i]);
+    if (rank == 0)
+        printf("one allreduce took %.2f s with COLLIE_TIMEOUT=%g\n", took, limit);
+    CHECK(took > limit, "the call took %.2f s, no longer than COLLIE_TIMEOUT=%g: make it longer",
+          took, limit);
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2, "usage: test_errors SCENARIO");
@@ -243,6 +264,8 @@ int main(int argc, char **argv)
         p2p();
     else if (!strcmp(s, "sigkill"))
         sigkill();
+    else if (!strcmp(s, "long-call"))
+        long_call();
     else
         CHECK(0, "unknown scenario '%s'", s);
     collie_finalize(comm);

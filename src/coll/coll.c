@@ -130,7 +130,6 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
     d->root = op->root;
     d->count = op->count;
     comm->cur = *d;
-    collie__arm_deadline(comm);
 
     if (coll == COLLIE_COLL_SEND)
         return comm->peer_transport[op->root]->send(comm, op->root, op->sendbuf, d);

@@ -29,7 +29,7 @@ struct collie_comm {
     const struct collie__transport **peer_transport; /* indexed by global rank */
 
     double timeout_s;
-    uint64_t deadline_ns;       /* of the call in flight */
+    uint64_t deadline_ns;       /* of the bootstrap exchange in flight (waits in shm have their own) */
     struct collie__op_desc cur; /* the call in flight */
     uint32_t seq;               /* collectives completed so far */
     uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm whose choice was logged */
@@ -47,7 +47,7 @@ static inline uint64_t collie__now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Starts the deadline of a call: now + COLLIE_TIMEOUT. */
+/* Starts the deadline of a bootstrap exchange: now + COLLIE_TIMEOUT. */
 static inline void collie__arm_deadline(collie_comm *comm)
 {
     comm->deadline_ns = collie__now_ns() + (uint64_t)(comm->timeout_s * 1e9);

@@ -121,19 +121,19 @@ static collie_status timed_out(collie_comm *comm, int peer, const char *what)
 }
 
 static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint32_t target,
-                                 int peer, const char *what)
+                                 int peer, const char *what, uint64_t deadline)
 {
     for (;;) {
         collie_status st = collie__shm_check_abort(comm);
         if (st != COLLIE_OK)
             return st;
         uint64_t now = collie__now_ns();
-        if (now >= comm->deadline_ns)
+        if (now >= deadline)
             return timed_out(comm, peer, what);
         st = check_peer(comm, peer, what);
         if (st != COLLIE_OK)
             return st;
-        uint64_t ns = comm->deadline_ns - now;
+        uint64_t ns = deadline - now;
         if (ns > SLEEP_SLICE_NS)
             ns = SLEEP_SLICE_NS;
         struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
@@ -154,6 +154,8 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
         return COLLIE_OK;
     struct collie__shm *s = comm->shm;
     uint64_t start = collie__now_ns();
+    /* The deadline is per wait: a long collective that keeps moving never times out. */
+    uint64_t deadline = start + (uint64_t)(comm->timeout_s * 1e9);
     uint64_t spin_end = start + s->spin_ns, yield_end = spin_end + s->yield_ns;
     int yielding = s->spin_ns == 0;
     for (unsigned i = 0;; i++) {
@@ -165,7 +167,7 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
             if (st != COLLIE_OK)
                 return st;
             uint64_t now = collie__now_ns();
-            if (now >= yield_end || now >= comm->deadline_ns)
+            if (now >= yield_end || now >= deadline)
                 break;
             yielding = now >= spin_end;
         }
@@ -174,5 +176,5 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
         else
             cpu_relax();
     }
-    return sleep_until(comm, f, target, peer, what);
+    return sleep_until(comm, f, target, peer, what, deadline);
 }

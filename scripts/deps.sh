@@ -1,8 +1,11 @@
 #!/bin/bash
 # Installs the Debian packages collie builds and tests with, if any is missing.
 # Needs root (or sudo) only when something has to be installed.
+#   deps.sh          the build: compiler, cmake
+#   deps.sh --bench  also Open MPI (collie bench --baseline mpi) and gnuplot (--plot)
 set -euo pipefail
 packages=(build-essential cmake pkg-config)
+[ "${1:-}" = --bench ] && packages+=(openmpi-bin libopenmpi-dev gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,7 +4,7 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+bash scripts/deps.sh --bench   # the bench tests run the MPI baseline and draw plots
 jobs=$(nproc)
 
 echo "== release build (-Werror)"

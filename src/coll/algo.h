@@ -41,6 +41,9 @@ collie_status collie__select_init(collie_comm *comm);
 /* The algorithm for op: COLLIE_ALGO's, else the cost model's; logged once at INFO. */
 const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op);
 
+/* The same choice, without logging it: for tools that report which algorithm ran. */
+const struct collie__algo *collie__select_peek(const collie_comm *comm, const struct collie__op *op);
+
 /* Prints every collective with its algorithms, for `collie info`. */
 void collie__algo_print(FILE *out);
 

@@ -140,7 +140,7 @@ collie_status collie__select_init(collie_comm *comm)
     return COLLIE_OK;
 }
 
-const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op)
+const struct collie__algo *collie__select_peek(const collie_comm *comm, const struct collie__op *op)
 {
     const struct collie__algo *best = comm->forced[op->desc.coll];
     double best_cost = 0;
@@ -153,6 +153,12 @@ const struct collie__algo *collie__select(collie_comm *comm, const struct collie
             best_cost = c;
         }
     }
+    return best;
+}
+
+const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op)
+{
+    const struct collie__algo *best = collie__select_peek(comm, op);
     uint32_t bit = 1u << (best - algos);
     if (!(comm->algo_logged[op->desc.coll] & bit)) {
         comm->algo_logged[op->desc.coll] |= bit;

@@ -1,0 +1,73 @@
+#!/bin/bash
+# collie bench: the check finds wrong results, every collective and dtype
+# checks clean, CSV/JSON hold every row, MLBench sizes, the MPI baseline and
+# the plot (each where its package is installed; said so when skipped).
+collie=$1
+. "$(dirname "$0")/lib.sh"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+quick=(--iters 2 --warmup 1)
+
+expect_status 0 "$collie" bench -n 2 -b 8 -e 64K "${quick[@]}" --csv "$dir/a.csv" --json "$dir/a.json"
+expect_output "size\(B\) +count +type +redop +time\(us\) +median\(us\) +busbw\(GB/s\) +#wrong"
+expect_output "^ +65536 +16384 +float32 +sum .* 0  (oneshot|twoshot)$"
+expect_output "# Avg bus bandwidth +: [0-9.]+"
+rows=$(printf '%s\n' "$out" | grep -cE '^ +[0-9]+ ')
+[ "$rows" = 14 ] || fail "8 B .. 64 KiB by 2 should be 14 rows, got $rows"
+[ "$(tail -n +2 "$dir/a.csv" | wc -l)" = 14 ] || fail "CSV should hold 14 rows: $(cat "$dir/a.csv")"
+head -1 "$dir/a.csv" | grep -q "^backend,collective,round,ranks,ranks_per_host,bytes,count,dtype,op,inplace,time_us,median_us,algbw_GBps,busbw_GBps,wrong,algo,cpu,cores,collie_version$" \
+    || fail "CSV header: $(head -1 "$dir/a.csv")"
+[ "$(grep -c '"backend": "collie"' "$dir/a.json")" = 14 ] || fail "JSON should hold 14 rows"
+grep -q '"machine": {"cpu": ".*", "cores": [0-9]*, "ranks_per_host": 2' "$dir/a.json" || fail "JSON machine: $(head -3 "$dir/a.json")"
+
+# the check is real: a corrupted result is counted, on the row it belongs to
+expect_status 0 "$collie" bench -n 2 -b 1K -e 1K "${quick[@]}" --corrupt
+expect_output "^ +1024 +256 +float32 +sum .* +1  (oneshot|twoshot)$"
+
+# every collective, in and out of place, on odd rank counts and reduced dtypes
+for dtype in float32 float16 bfloat16 int8 int64; do
+    for place in "" --inplace; do
+        expect_status 0 "$collie" bench all -n 3 -b 24 -e 96K -f 4 "${quick[@]}" --dtype $dtype $place --op max
+        wrong=$(printf '%s\n' "$out" | grep -E '^ +[0-9]+ ' | awk '{print $(NF-1)}' | sort -u | tr '\n' ' ')
+        [ "$wrong" = "0 " ] || fail "$dtype $place: #wrong column is '$wrong': $out"
+        [ "$(printf '%s\n' "$out" | grep -c '^# collie bench')" = 6 ] || fail "six tables expected: $out"
+    done
+done
+expect_status 0 "$collie" bench reduce -n 4 --root 3 --op avg -b 1K -e 1M -f 32 "${quick[@]}"
+[ -z "$(printf '%s\n' "$out" | grep -E '^ +[0-9]+ ' | awk '$(NF-1) != 0')" ] || fail "reduce avg: $out"
+
+# the MLBench sweep: round(logspace(0, 8, 80)) has 77 distinct element counts
+expect_status 0 "$collie" bench --sizes mlbench --dry-run
+[ "$(printf '%s\n' "$out" | wc -l)" = 77 ] || fail "mlbench sizes: $(printf '%s\n' "$out" | wc -l)"
+expect_output "^allreduce 4$"
+expect_output "^allreduce 400000000$"
+
+# usage errors
+expect_status 2 "$collie" bench --dtype float128
+expect_output "bad value 'float128' for --dtype"
+expect_status 2 env COLLIE_RANK=0 COLLIE_SIZE=1 "$collie" bench -n 2
+expect_output "drop -n"
+
+# side by side with MPI
+if [ -x "$(dirname "$collie")/collie-bench-mpi" ] && command -v mpirun >/dev/null; then
+    expect_status 0 "$collie" bench all -n 2 -b 64 -e 4K -f 8 "${quick[@]}" --baseline mpi --rounds 2 --csv "$dir/b.csv"
+    expect_output "mpi_busbw +ratio"
+    expect_output "^ +4096 +1024 +float32 +sum .* [0-9.]+ +0/0  "
+    [ "$(grep -c '^mpi,' "$dir/b.csv")" = "$(grep -c '^collie,' "$dir/b.csv")" ] || fail "unequal rows: $(cat "$dir/b.csv")"
+    [ "$(grep -c '^mpi,allreduce,1,' "$dir/b.csv")" = 3 ] || fail "round 1 rows missing (64, 512, 4096 B)"
+    expect_status 0 "$collie" bench -n 2 -b 8 -e 64 "${quick[@]}" --baseline mpi --dtype bfloat16 --op avg
+    expect_output "^ +64 +32 +bfloat16 +avg .* 0/0  "
+else
+    echo "skipped: the MPI baseline (collie-bench-mpi not built: apt-get install libopenmpi-dev openmpi-bin)"
+fi
+
+# the plot
+expect_status 0 "$collie" bench -n 2 -b 8 -e 4K "${quick[@]}" --plot "$dir/p.png"
+[ -s "$dir/p.png.dat" ] || fail "no plot data"
+if command -v gnuplot >/dev/null; then
+    [ "$(head -c 4 "$dir/p.png" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "not a PNG: $dir/p.png"
+else
+    expect_output "gnuplot is not installed"
+    echo "skipped: drawing the PNG (gnuplot not installed)"
+fi
+echo "bench: ok"

@@ -1,0 +1,75 @@
+/* backend_collie.c - the bench backend over libcollie. */
+#include <stdlib.h>
+
+#include "bench.h"
+#include "coll/algo.h"
+#include "core/comm.h"
+
+static collie_comm *comm_of(struct bench_backend *b) { return b->impl; }
+
+static int run(struct bench_backend *b, enum bench_coll c, const void *send, void *recv,
+               size_t count, collie_dtype t, collie_op op, int root)
+{
+    collie_comm *comm = comm_of(b);
+    collie_status st = COLLIE_ERR_INTERNAL;
+    switch (c) {
+    case BENCH_ALLREDUCE: st = collie_allreduce(comm, send, recv, count, t, op); break;
+    case BENCH_BROADCAST: st = collie_broadcast(comm, recv, count, t, root); break;
+    case BENCH_REDUCE: st = collie_reduce(comm, send, recv, count, t, op, root); break;
+    case BENCH_ALLGATHER: st = collie_allgather(comm, send, recv, count, t); break;
+    case BENCH_REDUCE_SCATTER: st = collie_reduce_scatter(comm, send, recv, count, t, op); break;
+    case BENCH_ALLTOALL: st = collie_alltoall(comm, send, recv, count, t); break;
+    case BENCH_NCOLLS: break;
+    }
+    return st == COLLIE_OK ? 0 : -1;
+}
+
+static int barrier(struct bench_backend *b) { return collie_barrier(comm_of(b)) ? -1 : 0; }
+
+static int max_double(struct bench_backend *b, double *v)
+{
+    return collie_allreduce(comm_of(b), v, v, 1, COLLIE_FLOAT64, COLLIE_MAX) ? -1 : 0;
+}
+
+static int sum_ll(struct bench_backend *b, long long *v)
+{
+    return collie_allreduce(comm_of(b), v, v, 1, COLLIE_INT64, COLLIE_SUM) ? -1 : 0;
+}
+
+/* The algorithm the library picks for this size: the same selection the call makes. */
+static const char *algo(struct bench_backend *b, enum bench_coll c, size_t bytes)
+{
+    static const enum collie__coll map[] = {
+        COLLIE_COLL_ALLREDUCE, COLLIE_COLL_BROADCAST, COLLIE_COLL_REDUCE,
+        COLLIE_COLL_ALLGATHER, COLLIE_COLL_REDUCE_SCATTER, COLLIE_COLL_ALLTOALL};
+    collie_comm *comm = comm_of(b);
+    struct collie__op op = {.desc = {.coll = (uint8_t)map[c]}, .count = bytes, .elem_size = 1};
+    return collie__select_peek(comm, &op)->name;
+}
+
+static const char *error(struct bench_backend *b) { return collie_last_error(comm_of(b)); }
+
+static int supports(struct bench_backend *b, collie_dtype t, collie_op op)
+{
+    (void)b, (void)t, (void)op;
+    return 1;
+}
+
+int bench_backend_collie(struct bench_backend *b)
+{
+    collie_comm *comm;
+    collie_status st = collie_init(&comm);
+    if (st != COLLIE_OK) {
+        fprintf(stderr, "collie bench: collie_init: %s\n  %s\n", collie_strerror(st),
+                collie_last_error(NULL));
+        return -1;
+    }
+    *b = (struct bench_backend){.name = "collie", .rank = collie_rank(comm),
+                                .size = collie_size(comm), .local_size = collie_local_size(comm),
+                                .impl = comm, .run = run, .barrier = barrier,
+                                .max_double = max_double, .sum_ll = sum_ll, .algo = algo,
+                                .error = error, .supports = supports};
+    return 0;
+}
+
+void bench_backend_collie_close(struct bench_backend *b) { collie_finalize(comm_of(b)); }

@@ -1,0 +1,102 @@
+/*
+ * bench.h - `collie bench`: the measuring core shared by the collie command
+ * and the MPI baseline program (collie-bench-mpi).
+ *
+ * A *backend* runs one collective of the library under test; the *sweep*
+ * times every size with it and checks the results; the *report* prints the
+ * nccl-tests table and writes CSV, JSON and plots.  The driver (bench.c)
+ * launches the jobs and merges their rows, so that both libraries are
+ * measured with the identical loop.
+ */
+#ifndef COLLIE_BENCH_H
+#define COLLIE_BENCH_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "collie.h"
+
+enum bench_coll {
+    BENCH_ALLREDUCE, BENCH_BROADCAST, BENCH_REDUCE, BENCH_ALLGATHER,
+    BENCH_REDUCE_SCATTER, BENCH_ALLTOALL, BENCH_NCOLLS
+};
+
+struct bench_backend {
+    const char *name; /* "collie", "mpi" */
+    int rank, size, local_size;
+    void *impl;
+    /* 0 on success; else -1 and error() says why.  count as the API takes it. */
+    int (*run)(struct bench_backend *b, enum bench_coll c, const void *send, void *recv,
+               size_t count, collie_dtype t, collie_op op, int root);
+    int (*barrier)(struct bench_backend *b);
+    /* Combines one value per rank: MAX for doubles, SUM for long longs. */
+    int (*max_double)(struct bench_backend *b, double *v);
+    int (*sum_ll)(struct bench_backend *b, long long *v);
+    const char *(*algo)(struct bench_backend *b, enum bench_coll c, size_t bytes);
+    const char *(*error)(struct bench_backend *b);
+    int (*supports)(struct bench_backend *b, collie_dtype t, collie_op op);
+};
+
+struct bench_opts {
+    int colls[BENCH_NCOLLS]; /* which collectives, in order */
+    int ncolls;
+    size_t min_bytes, max_bytes;
+    double factor;
+    int mlbench;        /* --sizes mlbench: element counts round(logspace(0, 8, 80)) */
+    collie_dtype dtype;
+    collie_op op;
+    int iters, warmup, inplace, check, root;
+    int nranks;         /* -n: launch this many ranks */
+    int rounds;         /* A B A B ...: repetitions of every job */
+    int stream;
+    int round;          /* internal: the round a measuring job belongs to */
+    int dry_run;        /* list the sizes, measure nothing */
+    int corrupt;        /* testing: rank 0 flips a byte of each checked result */
+    const char *algo, *baseline, *csv, *json, *plot, *raw;
+};
+
+/* One measured size. */
+struct bench_row {
+    char backend[8];
+    int coll, round, ranks, local_size;
+    size_t bytes, count;
+    collie_dtype dtype;
+    collie_op op;
+    int inplace;
+    double mean_us, median_us; /* slowest rank's mean and median per operation */
+    long long wrong;           /* -1: not checked */
+    char algo[24];
+};
+
+struct bench_rows {
+    struct bench_row *row;
+    size_t n, cap;
+};
+
+/* Parses the options common to collie bench and collie-bench-mpi; argv[0] is the command. */
+int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog);
+void bench_usage(FILE *out, const char *prog);
+
+const char *bench_coll_name(int c);
+size_t bench_dtype_size(collie_dtype t);
+const char *bench_dtype_name(collie_dtype t);
+const char *bench_op_name(collie_op op);
+/* nccl-tests' bus bandwidth factor for c on n ranks. */
+double bench_busbw_factor(int c, int n);
+
+/* The sizes (total bytes of the largest buffer) a sweep visits for c, in order. */
+size_t bench_sizes(const struct bench_opts *o, int c, int nranks, size_t **out);
+
+/*
+ * Runs every size of every selected collective on b; rank 0 collects the
+ * rows, tagged with `round`.  0, or -1 with a message on stderr.
+ */
+int bench_sweep(struct bench_backend *b, const struct bench_opts *o, int round,
+                struct bench_rows *rows);
+
+void bench_rows_add(struct bench_rows *rows, const struct bench_row *r);
+/* Raw rows for the driver: one tab-separated line per row. */
+int bench_rows_write_raw(const struct bench_rows *rows, const char *path);
+int bench_rows_read_raw(struct bench_rows *rows, const char *path);
+
+#endif

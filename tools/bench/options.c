@@ -1,0 +1,215 @@
+/* options.c - the command line of collie bench (shared with collie-bench-mpi), names, sizes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bench.h"
+
+static const char *const coll_names[BENCH_NCOLLS] = {
+    "allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall"};
+static const char *const dtype_names[] = {"float32", "float64", "float16", "bfloat16",
+                                          "int8",    "uint8",   "int32",   "int64"};
+static const size_t dtype_sizes[] = {4, 8, 2, 2, 1, 1, 4, 8};
+static const char *const op_names[] = {"sum", "prod", "min", "max", "avg"};
+
+const char *bench_coll_name(int c) { return c >= 0 && c < BENCH_NCOLLS ? coll_names[c] : "?"; }
+size_t bench_dtype_size(collie_dtype t) { return dtype_sizes[t]; }
+const char *bench_dtype_name(collie_dtype t) { return dtype_names[t]; }
+const char *bench_op_name(collie_op op) { return op_names[op]; }
+
+double bench_busbw_factor(int c, int n)
+{
+    switch (c) {
+    case BENCH_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case BENCH_ALLGATHER:
+    case BENCH_REDUCE_SCATTER:
+    case BENCH_ALLTOALL: return (double)(n - 1) / n;
+    default: return 1.0; /* broadcast, reduce */
+    }
+}
+
+void bench_usage(FILE *out, const char *prog)
+{
+    fprintf(out,
+            "usage: %s [COLLECTIVE|all] [-n RANKS] [options]\n"
+            "  COLLECTIVE      allreduce (default), broadcast, reduce, allgather, reduce_scatter,\n"
+            "                  alltoall, or all\n"
+            "  -n RANKS        launch RANKS ranks on this host (else: run as a rank of the job)\n"
+            "  -b, -e, -f      smallest and largest size in bytes (K/M/G suffixes) and the factor\n"
+            "                  between sizes, as nccl-tests (default -b 8 -e 64M -f 2)\n"
+            "  --sizes mlbench element counts round(logspace(0, 8, 80)), duplicates dropped\n"
+            "  --dtype T       float32 (default), float64, float16, bfloat16, int8, uint8, int32, int64\n"
+            "  --op OP         sum (default), prod, min, max, avg\n"
+            "  --iters N       timed iterations per size (default 100, as MLBench)\n"
+            "  --warmup N      untimed iterations first (default 5)\n"
+            "  --inplace       sendbuf == recvbuf\n"
+            "  --root R        root of broadcast and reduce (default 0)\n"
+            "  --algo NAME     force a collie algorithm (sets COLLIE_ALGO)\n"
+            "  --no-check      skip checking every element of the results\n"
+            "  --baseline mpi  run the identical sweep with MPI too, side by side\n"
+            "  --rounds R      repeat every job R times, alternating collie and the baseline\n"
+            "                  (A B A B ...); tables show the median of the rounds\n"
+            "  --stream        measure memory bandwidth; show the large allreduces' share of\n"
+            "                  the memory-traffic floor\n"
+            "  --csv FILE, --json FILE, --plot FILE.png   write the rows, and draw them\n"
+            "  --dry-run       list the sizes each collective would be measured at\n",
+            prog);
+}
+
+static int parse_bytes(const char *s, size_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    double unit = 1;
+    switch (*end) {
+    case 'k': case 'K': unit = 1024; end++; break;
+    case 'm': case 'M': unit = 1024 * 1024; end++; break;
+    case 'g': case 'G': unit = 1024.0 * 1024 * 1024; end++; break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (end == s || *end || !(v >= 0) || v * unit > 1e13)
+        return -1;
+    *out = (size_t)(v * unit);
+    return 0;
+}
+
+static int lookup(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcasecmp(s, names[i]))
+            return i;
+    return -1;
+}
+
+int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
+{
+    *o = (struct bench_opts){.min_bytes = 8, .max_bytes = 64u << 20, .factor = 2,
+                             .dtype = COLLIE_FLOAT32, .op = COLLIE_SUM, .iters = 100,
+                             .warmup = 5, .check = 1, .rounds = 1};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int c = lookup(a, coll_names, BENCH_NCOLLS);
+        if (c >= 0) {
+            o->colls[o->ncolls++ % BENCH_NCOLLS] = c;
+            continue;
+        }
+        if (!strcmp(a, "all")) {
+            for (c = 0; c < BENCH_NCOLLS; c++)
+                o->colls[c] = c;
+            o->ncolls = BENCH_NCOLLS;
+            continue;
+        }
+        if (!strcmp(a, "--inplace")) { o->inplace = 1; continue; }
+        if (!strcmp(a, "--check")) { o->check = 1; continue; }
+        if (!strcmp(a, "--no-check")) { o->check = 0; continue; }
+        if (!strcmp(a, "--stream")) { o->stream = 1; continue; }
+        if (!strcmp(a, "--dry-run")) { o->dry_run = 1; continue; }
+        if (!strcmp(a, "--corrupt")) { o->corrupt = 1; continue; } /* for the tests of #wrong */
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { bench_usage(stdout, prog); exit(0); }
+        if (!v) {
+            fprintf(stderr, "%s: unknown argument '%s' (or it needs a value; try --help)\n", prog, a);
+            return -1;
+        }
+        i++;
+        char *end = NULL;
+        long n = strtol(v, &end, 10);
+        int is_int = *v && !*end;
+        if (!strcmp(a, "-n") || !strcmp(a, "--np")) {
+            if (!is_int || n < 1 || n > 4096) goto bad;
+            o->nranks = (int)n;
+        } else if (!strcmp(a, "-b") || !strcmp(a, "--minbytes")) {
+            if (parse_bytes(v, &o->min_bytes)) goto bad;
+        } else if (!strcmp(a, "-e") || !strcmp(a, "--maxbytes")) {
+            if (parse_bytes(v, &o->max_bytes)) goto bad;
+        } else if (!strcmp(a, "-f") || !strcmp(a, "--stepfactor")) {
+            o->factor = strtod(v, &end);
+            if (*end || !(o->factor > 1)) goto bad;
+        } else if (!strcmp(a, "--sizes")) {
+            if (strcmp(v, "mlbench")) goto bad;
+            o->mlbench = 1;
+        } else if (!strcmp(a, "--dtype") || !strcmp(a, "-d")) {
+            int t = lookup(v, dtype_names, 8);
+            if (t < 0) goto bad;
+            o->dtype = (collie_dtype)t;
+        } else if (!strcmp(a, "--op") || !strcmp(a, "-o")) {
+            int op = lookup(v, op_names, 5);
+            if (op < 0) goto bad;
+            o->op = (collie_op)op;
+        } else if (!strcmp(a, "--iters")) {
+            if (!is_int || n < 1) goto bad;
+            o->iters = (int)n;
+        } else if (!strcmp(a, "--warmup")) {
+            if (!is_int || n < 0) goto bad;
+            o->warmup = (int)n;
+        } else if (!strcmp(a, "--root")) {
+            if (!is_int || n < 0) goto bad;
+            o->root = (int)n;
+        } else if (!strcmp(a, "--rounds")) {
+            if (!is_int || n < 1 || n > 100) goto bad;
+            o->rounds = (int)n;
+        } else if (!strcmp(a, "--algo")) { o->algo = v;
+        } else if (!strcmp(a, "--baseline")) {
+            if (strcmp(v, "mpi")) goto bad;
+            o->baseline = v;
+        } else if (!strcmp(a, "--csv")) { o->csv = v;
+        } else if (!strcmp(a, "--json")) { o->json = v;
+        } else if (!strcmp(a, "--plot")) { o->plot = v;
+        } else if (!strcmp(a, "--raw")) { o->raw = v; /* internal: driver <-> job */
+        } else if (!strcmp(a, "--round")) {
+            if (!is_int || n < 0) goto bad;
+            o->round = (int)n;
+        } else {
+            fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, a);
+            return -1;
+        }
+        continue;
+    bad:
+        fprintf(stderr, "%s: bad value '%s' for %s (try --help)\n", prog, v, a);
+        return -1;
+    }
+    if (o->ncolls > BENCH_NCOLLS) {
+        fprintf(stderr, "%s: name each collective once, or use 'all'\n", prog);
+        return -1;
+    }
+    if (!o->ncolls)
+        o->colls[o->ncolls++] = BENCH_ALLREDUCE;
+    if (o->min_bytes > o->max_bytes) {
+        fprintf(stderr, "%s: -b %zu is larger than -e %zu\n", prog, o->min_bytes, o->max_bytes);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * Sizes are the bytes of the operation's largest buffer, as nccl-tests counts
+ * them (allgather: the output; reduce_scatter, alltoall: the input), rounded
+ * down to whole elements per rank.  mlbench sizes are element counts of that
+ * buffer.
+ */
+size_t bench_sizes(const struct bench_opts *o, int c, int nranks, size_t **out)
+{
+    size_t es = bench_dtype_size(o->dtype), n = 0, cap = 128;
+    size_t unit = es * (c == BENCH_ALLGATHER || c == BENCH_REDUCE_SCATTER || c == BENCH_ALLTOALL
+                            ? (size_t)nranks : 1);
+    size_t *s = malloc(cap * sizeof *s);
+    if (o->mlbench) {
+        for (int i = 0; i < 80; i++) {
+            size_t count = (size_t)llround(pow(10.0, 8.0 * i / 79.0));
+            size_t bytes = count * es / unit * unit;
+            if (bytes && (!n || bytes != s[n - 1]))
+                s[n++] = bytes;
+        }
+    } else {
+        for (double b = (double)o->min_bytes; b <= (double)o->max_bytes * 1.000001; b *= o->factor) {
+            size_t bytes = (size_t)b / unit * unit;
+            if (n == cap)
+                s = realloc(s, (cap *= 2) * sizeof *s);
+            if (!n || bytes != s[n - 1])
+                s[n++] = bytes;
+        }
+    }
+    *out = s;
+    return n;
+}

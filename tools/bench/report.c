@@ -1,0 +1,271 @@
+/*
+ * report.c - what collie bench shows: the nccl-tests table (with the
+ * baseline and a ratio column when there is one), CSV, JSON and a gnuplot
+ * drawing.  Rows of repeated rounds are merged by their median.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "report.h"
+
+static double algbw(const struct bench_row *r, double us) { return (double)r->bytes / us / 1e3; }
+
+static double busbw(const struct bench_row *r, double us)
+{
+    return algbw(r, us) * bench_busbw_factor(r->coll, r->ranks);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median over rounds of one backend's row for (coll, bytes); NULL if none. */
+static int merged(const struct bench_rows *rows, const char *backend, int coll, size_t bytes,
+                  struct bench_row *out)
+{
+    double mean[128], median[128];
+    int n = 0;
+    for (size_t i = 0; i < rows->n && n < 128; i++) {
+        const struct bench_row *r = &rows->row[i];
+        if (r->coll != coll || r->bytes != bytes || strcmp(r->backend, backend))
+            continue;
+        if (!n)
+            *out = *r;
+        else if (r->wrong > out->wrong)
+            out->wrong = r->wrong;
+        mean[n] = r->mean_us;
+        median[n++] = r->median_us;
+    }
+    if (!n)
+        return 0;
+    qsort(mean, (size_t)n, sizeof *mean, cmp_double);
+    qsort(median, (size_t)n, sizeof *median, cmp_double);
+    out->mean_us = n % 2 ? mean[n / 2] : (mean[n / 2 - 1] + mean[n / 2]) / 2;
+    out->median_us = n % 2 ? median[n / 2] : (median[n / 2 - 1] + median[n / 2]) / 2;
+    return 1;
+}
+
+/* Distinct sizes of coll, in the order first measured. */
+static size_t sizes_of(const struct bench_rows *rows, int coll, size_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rows->n; i++) {
+        if (rows->row[i].coll != coll)
+            continue;
+        int seen = 0;
+        for (size_t k = 0; k < n && !seen; k++)
+            seen = out[k] == rows->row[i].bytes;
+        if (!seen)
+            out[n++] = rows->row[i].bytes;
+    }
+    return n;
+}
+
+void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows,
+                       const struct bench_stream *stream)
+{
+    size_t *sizes = malloc((rows->n + 1) * sizeof *sizes);
+    const char *base = o->baseline;
+    for (int k = 0; k < o->ncolls; k++) {
+        int c = o->colls[k];
+        size_t ns = sizes_of(rows, c, sizes);
+        if (!ns)
+            continue;
+        struct bench_row a, b;
+        merged(rows, "collie", c, sizes[0], &a);
+        printf("#\n# collie bench %s: %d ranks (%d per host), %s %s, %s, %d iterations after %d "
+               "warm-up%s\n", bench_coll_name(c), a.ranks, a.local_size, bench_dtype_name(o->dtype),
+               bench_op_name(o->op), o->inplace ? "in place" : "out of place", o->iters,
+               o->warmup, o->rounds > 1 ? ", median of the rounds" : "");
+        printf("# time: mean per operation of the slowest rank; busbw from it, as nccl-tests\n#\n");
+        printf("# %12s %12s %9s %6s %11s %11s %12s", "size(B)", "count", "type", "redop",
+               "time(us)", "median(us)", "busbw(GB/s)");
+        if (base)
+            printf(" %11s %11s %12s %6s", "mpi_time", "mpi_median", "mpi_busbw", "ratio");
+        if (stream)
+            printf(" %7s", "floor%");
+        printf(" %7s  %s\n", "#wrong", "algo");
+        double sum_bus = 0, sum_base = 0;
+        int n_bus = 0;
+        for (size_t s = 0; s < ns; s++) {
+            if (!merged(rows, "collie", c, sizes[s], &a))
+                continue;
+            int have_b = base && merged(rows, "mpi", c, sizes[s], &b);
+            printf("%14zu %12zu %9s %6s %11.2f %11.2f %12.3f", a.bytes, a.count,
+                   bench_dtype_name(a.dtype), bench_op_name(a.op), a.mean_us, a.median_us,
+                   busbw(&a, a.mean_us));
+            if (base && have_b)
+                printf(" %11.2f %11.2f %12.3f %6.2f", b.mean_us, b.median_us, busbw(&b, b.mean_us),
+                       b.mean_us / a.mean_us);
+            else if (base)
+                printf(" %11s %11s %12s %6s", "-", "-", "-", "-");
+            if (stream) {
+                double floor_us = bench_floor_us(stream, &a);
+                if (floor_us > 0)
+                    printf(" %6.0f%%", 100 * floor_us / a.mean_us);
+                else
+                    printf(" %7s", "");
+            }
+            printf(" %7lld", a.wrong);
+            if (have_b)
+                printf("/%lld", b.wrong);
+            printf("  %s\n", a.algo);
+            sum_bus += busbw(&a, a.mean_us);
+            sum_base += have_b ? busbw(&b, b.mean_us) : 0;
+            n_bus++;
+        }
+        if (n_bus) {
+            printf("# Avg bus bandwidth    : %g\n", sum_bus / n_bus);
+            if (base)
+                printf("# Avg bus bandwidth, mpi: %g\n", sum_base / n_bus);
+        }
+    }
+    free(sizes);
+}
+
+void bench_machine(struct bench_machine *m)
+{
+    snprintf(m->cpu, sizeof m->cpu, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            snprintf(m->cpu, sizeof m->cpu, "%s", strchr(line, ':') + 2);
+            m->cpu[strcspn(m->cpu, "\n")] = 0;
+            break;
+        }
+    if (f)
+        fclose(f);
+    m->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(m->version, sizeof m->version, "%s", collie_version());
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    fputc('"', f);
+}
+
+int bench_write_csv(const char *path, const struct bench_rows *rows, const struct bench_machine *m)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "backend,collective,round,ranks,ranks_per_host,bytes,count,dtype,op,inplace,"
+               "time_us,median_us,algbw_GBps,busbw_GBps,wrong,algo,cpu,cores,collie_version\n");
+    for (size_t i = 0; i < rows->n; i++) {
+        const struct bench_row *r = &rows->row[i];
+        fprintf(f, "%s,%s,%d,%d,%d,%zu,%zu,%s,%s,%d,%.3f,%.3f,%.4f,%.4f,%lld,%s,\"%s\",%d,%s\n",
+                r->backend, bench_coll_name(r->coll), r->round, r->ranks, r->local_size, r->bytes,
+                r->count, bench_dtype_name(r->dtype), bench_op_name(r->op), r->inplace, r->mean_us,
+                r->median_us, algbw(r, r->mean_us), busbw(r, r->mean_us), r->wrong, r->algo,
+                m->cpu, m->cores, m->version);
+    }
+    return fclose(f) ? -1 : 0;
+}
+
+int bench_write_json(const char *path, const struct bench_rows *rows,
+                     const struct bench_machine *m, const struct bench_stream *stream)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "{\n  \"machine\": {\"cpu\": ");
+    json_string(f, m->cpu);
+    fprintf(f, ", \"cores\": %d, \"ranks_per_host\": %d, \"collie_version\": \"%s\"", m->cores,
+            rows->n ? rows->row[0].local_size : 0, m->version);
+    if (stream)
+        fprintf(f, ",\n    \"stream_GBps\": {\"copy_1\": %.2f, \"triad_1\": %.2f, \"copy_all\": "
+                   "%.2f, \"triad_all\": %.2f}", stream->copy1, stream->triad1, stream->copy_all,
+                stream->triad_all);
+    fprintf(f, "},\n  \"rows\": [");
+    for (size_t i = 0; i < rows->n; i++) {
+        const struct bench_row *r = &rows->row[i];
+        fprintf(f, "%s\n    {\"backend\": \"%s\", \"collective\": \"%s\", \"round\": %d, "
+                   "\"ranks\": %d, \"ranks_per_host\": %d, \"bytes\": %zu, \"count\": %zu, "
+                   "\"dtype\": \"%s\", \"op\": \"%s\", \"inplace\": %s, \"time_us\": %.3f, "
+                   "\"median_us\": %.3f, \"algbw_GBps\": %.4f, \"busbw_GBps\": %.4f, "
+                   "\"wrong\": %lld, \"algo\": \"%s\"}",
+                i ? "," : "", r->backend, bench_coll_name(r->coll), r->round, r->ranks,
+                r->local_size, r->bytes, r->count, bench_dtype_name(r->dtype), bench_op_name(r->op),
+                r->inplace ? "true" : "false", r->mean_us, r->median_us, algbw(r, r->mean_us),
+                busbw(r, r->mean_us), r->wrong, r->algo);
+    }
+    fprintf(f, "\n  ]\n}\n");
+    return fclose(f) ? -1 : 0;
+}
+
+/* One data block per (backend, collective): size, busbw, time (medians of rounds). */
+int bench_plot(const char *png, const struct bench_opts *o, const struct bench_rows *rows)
+{
+    char dat[1024], gp[1024];
+    snprintf(dat, sizeof dat, "%s.dat", png);
+    snprintf(gp, sizeof gp, "%s.gp", png);
+    FILE *d = fopen(dat, "w"), *g = fopen(gp, "w");
+    if (!d || !g) {
+        if (d) fclose(d);
+        if (g) fclose(g);
+        return -1;
+    }
+    size_t *sizes = malloc((rows->n + 1) * sizeof *sizes);
+    const char *backends[] = {"collie", "mpi"};
+    int block = 0;
+    char titles[16][64];
+    for (int k = 0; k < o->ncolls; k++)
+        for (int bi = 0; bi < 2; bi++) {
+            size_t ns = sizes_of(rows, o->colls[k], sizes);
+            struct bench_row r;
+            int any = 0;
+            for (size_t s = 0; s < ns; s++)
+                if (merged(rows, backends[bi], o->colls[k], sizes[s], &r)) {
+                    if (!any)
+                        fprintf(d, "# %s %s\n", backends[bi], bench_coll_name(o->colls[k]));
+                    fprintf(d, "%zu %.6f %.3f\n", r.bytes, busbw(&r, r.mean_us), r.mean_us);
+                    any = 1;
+                }
+            if (any && block < 16) {
+                snprintf(titles[block++], sizeof titles[0], "%s %s", backends[bi],
+                         bench_coll_name(o->colls[k]));
+                fprintf(d, "\n\n");
+            }
+        }
+    free(sizes);
+    fclose(d);
+    int ranks = rows->n ? rows->row[0].ranks : 0;
+    fprintf(g, "set terminal pngcairo size 1400,560 noenhanced font ',10'\n"
+               "set output '%s'\nset multiplot layout 1,2 title 'collie bench: %d ranks, %s %s'\n"
+               "set logscale x 2\nset format x '%%.0b%%B'\nset xlabel 'size'\nset grid\n"
+               "set key top left\nset ylabel 'busbw (GB/s)'\nset title 'bus bandwidth'\n"
+               "plot ", png, ranks, bench_dtype_name(o->dtype), bench_op_name(o->op));
+    for (int i = 0; i < block; i++)
+        fprintf(g, "%s'%s' index %d using 1:2 with linespoints title '%s'", i ? ", " : "", dat, i,
+                titles[i]);
+    fprintf(g, "\nset logscale y 10\nset ylabel 'time per operation (us)'\nset title 'time'\n"
+               "set key top left\nplot ");
+    for (int i = 0; i < block; i++)
+        fprintf(g, "%s'%s' index %d using 1:3 with linespoints title '%s'", i ? ", " : "", dat, i,
+                titles[i]);
+    fprintf(g, "\nunset multiplot\n");
+    fclose(g);
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "collie bench: gnuplot is not installed, so %s was not drawn; install it "
+                        "with `apt-get install gnuplot-nox`, then run `gnuplot %s` (the data is in "
+                        "%s)\n", png, gp, dat);
+        return 1;
+    }
+    char cmd[2200];
+    snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
+    return system(cmd) == 0 ? 0 : -1;
+}

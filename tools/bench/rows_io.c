@@ -1,0 +1,42 @@
+/* rows_io.c - rows as tab-separated lines, how measuring jobs hand them to the driver. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define FORMAT "%7s\t%d\t%d\t%d\t%d\t%zu\t%zu\t%d\t%d\t%d\t%lf\t%lf\t%lld\t%23s\n"
+
+int bench_rows_write_raw(const struct bench_rows *rows, const char *path)
+{
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return -1;
+    for (size_t i = 0; i < rows->n; i++) {
+        const struct bench_row *r = &rows->row[i];
+        fprintf(f, "%s\t%d\t%d\t%d\t%d\t%zu\t%zu\t%d\t%d\t%d\t%.6f\t%.6f\t%lld\t%s\n", r->backend,
+                r->coll, r->round, r->ranks, r->local_size, r->bytes, r->count, (int)r->dtype,
+                (int)r->op, r->inplace, r->mean_us, r->median_us, r->wrong, r->algo);
+    }
+    return fclose(f) ? -1 : 0;
+}
+
+int bench_rows_read_raw(struct bench_rows *rows, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    struct bench_row r;
+    int dtype, op;
+    while (fscanf(f, FORMAT, r.backend, &r.coll, &r.round, &r.ranks, &r.local_size, &r.bytes,
+                  &r.count, &dtype, &op, &r.inplace, &r.mean_us, &r.median_us, &r.wrong,
+                  r.algo) == 14) {
+        if (r.coll < 0 || r.coll >= BENCH_NCOLLS || dtype < 0 || dtype > COLLIE_INT64 || op < 0 ||
+            op > COLLIE_AVG)
+            break;
+        r.dtype = (collie_dtype)dtype;
+        r.op = (collie_op)op;
+        bench_rows_add(rows, &r);
+    }
+    fclose(f);
+    return 0;
+}

@@ -1,0 +1,278 @@
+/*
+ * sweep.c - the measurement loop: for every size, warm up, time each of
+ * --iters operations on every rank, keep the slowest rank's mean and median,
+ * then run once more on known inputs and count the wrong output elements.
+ * Both libraries go through this one loop (see bench.h's backend).
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The API's count, and the bytes of each buffer, for a size in bytes (bench.h). */
+static void shape(int c, size_t bytes, size_t es, int n, size_t *count, size_t *send,
+                  size_t *recv)
+{
+    size_t elems = bytes / es, per_rank = elems / (size_t)n;
+    *count = elems;
+    *send = *recv = bytes;
+    if (c == BENCH_ALLGATHER) {
+        *count = per_rank;
+        *send = per_rank * es;
+    } else if (c == BENCH_REDUCE_SCATTER) {
+        *count = per_rank;
+        *recv = per_rank * es;
+    } else if (c == BENCH_ALLTOALL) {
+        *count = per_rank;
+    }
+}
+
+/* Exact expected values have closed forms (see fill()); floats divide in their own width. */
+static void encode(collie_dtype t, void *p, size_t i, double v)
+{
+    switch (t) {
+    case COLLIE_FLOAT32: ((float *)p)[i] = (float)v; break;
+    case COLLIE_FLOAT64: ((double *)p)[i] = v; break;
+    case COLLIE_FLOAT16: ((_Float16 *)p)[i] = (_Float16)(float)v; break;
+    case COLLIE_BFLOAT16: {
+        float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        ((uint16_t *)p)[i] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+        break;
+    }
+    case COLLIE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case COLLIE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case COLLIE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case COLLIE_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    }
+}
+
+static int reduces(int c)
+{
+    return c == BENCH_ALLREDUCE || c == BENCH_REDUCE || c == BENCH_REDUCE_SCATTER;
+}
+
+/* Rank r's input element i (global index over the send buffer). */
+static double input(int c, collie_op op, int r, int n, size_t i)
+{
+    if (!reduces(c))
+        return (double)(((size_t)r * 31 + i) % 101);
+    switch (op) {
+    case COLLIE_PROD: return (size_t)r == i % (size_t)n ? 2 : 1;
+    case COLLIE_MIN:
+    case COLLIE_MAX: return (double)(i % 5 + ((size_t)r + i) % (size_t)n);
+    default: return (double)(i % 3 + (size_t)(r % 2));
+    }
+}
+
+static double reduced(collie_dtype t, collie_op op, int n, size_t i)
+{
+    double sum = (double)n * (double)(i % 3) + n / 2;
+    switch (op) {
+    case COLLIE_PROD: return 2;
+    case COLLIE_MIN: return (double)(i % 5);
+    case COLLIE_MAX: return (double)(i % 5) + n - 1;
+    case COLLIE_SUM: return sum;
+    case COLLIE_AVG:
+        if (t == COLLIE_FLOAT64)
+            return sum / n;
+        if (t <= COLLIE_BFLOAT16)
+            return (double)((float)sum / (float)n);
+        return (double)((long long)sum / n);
+    }
+    return 0;
+}
+
+static void fill(const struct bench_backend *b, int c, const struct bench_opts *o,
+                 unsigned char *send, size_t send_bytes)
+{
+    size_t es = bench_dtype_size(o->dtype);
+    for (size_t i = 0; i < send_bytes / es; i++)
+        encode(o->dtype, send, i, input(c, o->op, b->rank, b->size, i));
+}
+
+/* Counts the elements of this rank's output that differ from the expected ones. */
+static long long verify(const struct bench_backend *b, int c, const struct bench_opts *o,
+                        const unsigned char *recv, size_t count)
+{
+    size_t es = bench_dtype_size(o->dtype), n = (size_t)b->size, r = (size_t)b->rank;
+    unsigned char want[8];
+    long long wrong = 0;
+    size_t elems = c == BENCH_ALLGATHER || c == BENCH_ALLTOALL ? count * n : count;
+    if (c == BENCH_REDUCE && b->rank != o->root)
+        return 0;
+    for (size_t i = 0; i < elems; i++) {
+        double v;
+        switch (c) {
+        case BENCH_BROADCAST: v = input(c, o->op, o->root, b->size, i); break;
+        case BENCH_ALLGATHER: v = input(c, o->op, (int)(i / count), b->size, i % count); break;
+        case BENCH_ALLTOALL: v = input(c, o->op, (int)(i / count), b->size, r * count + i % count); break;
+        case BENCH_REDUCE_SCATTER: v = reduced(o->dtype, o->op, b->size, r * count + i); break;
+        default: v = reduced(o->dtype, o->op, b->size, i);
+        }
+        encode(o->dtype, want, 0, v);
+        wrong += memcmp(recv + i * es, want, es) != 0;
+    }
+    return wrong;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* In-place forms: allgather reads its block from recvbuf, reduce_scatter writes into sendbuf. */
+static void in_place(int c, const struct bench_backend *b, size_t count, size_t es,
+                     unsigned char *send, unsigned char *recv, const void **s, void **r)
+{
+    *s = send;
+    *r = recv;
+    if (c == BENCH_ALLGATHER)
+        *s = recv + (size_t)b->rank * count * es;
+    else if (c == BENCH_REDUCE_SCATTER)
+        *r = send + (size_t)b->rank * count * es;
+    else
+        *r = send;
+}
+
+static void progress(const struct bench_backend *b, int c, size_t k, size_t nsizes, double t0,
+                     double done, double total)
+{
+    if (b->rank != 0 || !isatty(2))
+        return;
+    double elapsed = now_s() - t0, left = done > 0 ? elapsed * (total - done) / done : 0;
+    fprintf(stderr, "\r%s %s: size %zu of %zu, %.0f s elapsed, about %.0f s left   ",
+            b->name, bench_coll_name(c), k + 1, nsizes, elapsed, left);
+    if (k + 1 == nsizes)
+        fprintf(stderr, "\r%*s\r", 78, "");
+}
+
+static int fail(struct bench_backend *b, const char *what)
+{
+    fprintf(stderr, "%s bench, rank %d: %s failed: %s\n", b->name, b->rank, what, b->error(b));
+    return -1;
+}
+
+static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c, int round,
+                     struct bench_rows *rows)
+{
+    size_t *sizes, nsizes = bench_sizes(o, c, b->size, &sizes), es = bench_dtype_size(o->dtype);
+    size_t max_send = 0, max_recv = 0, count, sb, rb;
+    double total = 0, done = 0, t0 = now_s();
+    for (size_t k = 0; k < nsizes; k++) {
+        shape(c, sizes[k], es, b->size, &count, &sb, &rb);
+        max_send = sb > max_send ? sb : max_send;
+        max_recv = rb > max_recv ? rb : max_recv;
+        total += (double)sizes[k] + 4096;
+    }
+    unsigned char *send = malloc(max_send + 64), *recv = malloc(max_recv + 64);
+    double *times = malloc(sizeof(double) * (size_t)o->iters);
+    if (!send || !recv || !times) {
+        fprintf(stderr, "bench: no memory for %zu + %zu bytes\n", max_send, max_recv);
+        return -1;
+    }
+    memset(send, 0, max_send + 64); /* fault the pages in before anything is timed */
+    memset(recv, 0, max_recv + 64);
+    int ok = 0;
+    for (size_t k = 0; k < nsizes && ok == 0; k++) {
+        shape(c, sizes[k], es, b->size, &count, &sb, &rb);
+        const void *s = send;
+        void *r = recv;
+        if (o->inplace || c == BENCH_BROADCAST) /* broadcast has one buffer: the root's input */
+            in_place(c, b, count, es, send, recv, &s, &r);
+        fill(b, c, o, send, sb);
+        if (o->inplace && c == BENCH_ALLGATHER)
+            memcpy((void *)s, send, count * es);
+        for (int i = 0; i < o->warmup && ok == 0; i++)
+            ok = b->run(b, c, s, r, count, o->dtype, o->op, o->root);
+        if (ok == 0)
+            ok = b->barrier(b);
+        for (int i = 0; i < o->iters && ok == 0; i++) {
+            double t = now_s();
+            ok = b->run(b, c, s, r, count, o->dtype, o->op, o->root);
+            times[i] = now_s() - t;
+        }
+        if (ok)
+            return fail(b, bench_coll_name(c));
+        double mean = 0;
+        for (int i = 0; i < o->iters; i++)
+            mean += times[i] / o->iters;
+        qsort(times, (size_t)o->iters, sizeof *times, by_value);
+        double median = times[o->iters / 2];
+        long long wrong = -1;
+        if (o->check) { /* once more, on fresh inputs */
+            fill(b, c, o, send, sb);
+            if (o->inplace && c == BENCH_ALLGATHER)
+                memcpy((void *)s, send, count * es);
+            if (b->run(b, c, s, r, count, o->dtype, o->op, o->root))
+                return fail(b, "the checked run");
+            if (o->corrupt && b->rank == 0 && count)
+                ((unsigned char *)r)[0] ^= 0x40;
+            wrong = verify(b, c, o, r, count);
+            if (b->sum_ll(b, &wrong))
+                return fail(b, "summing #wrong");
+        }
+        if (b->max_double(b, &mean) || b->max_double(b, &median))
+            return fail(b, "combining times");
+        done += (double)sizes[k] + 4096;
+        progress(b, c, k, nsizes, t0, done, total);
+        if (b->rank != 0)
+            continue;
+        struct bench_row row = {.coll = c, .round = round, .ranks = b->size,
+                                .local_size = b->local_size, .bytes = sizes[k],
+                                .count = sizes[k] / es, .dtype = o->dtype, .op = o->op,
+                                .inplace = o->inplace, .mean_us = mean * 1e6,
+                                .median_us = median * 1e6, .wrong = wrong};
+        snprintf(row.backend, sizeof row.backend, "%s", b->name);
+        snprintf(row.algo, sizeof row.algo, "%s", b->algo(b, (enum bench_coll)c, sizes[k]));
+        bench_rows_add(rows, &row);
+    }
+    free(send);
+    free(recv);
+    free(times);
+    free(sizes);
+    return ok;
+}
+
+int bench_sweep(struct bench_backend *b, const struct bench_opts *o, int round,
+                struct bench_rows *rows)
+{
+    if (!b->supports(b, o->dtype, o->op)) {
+        if (b->rank == 0)
+            fprintf(stderr, "%s: %s %s is not supported; nothing measured\n", b->name,
+                    bench_dtype_name(o->dtype), bench_op_name(o->op));
+        return -1;
+    }
+    if (o->root >= b->size) {
+        if (b->rank == 0)
+            fprintf(stderr, "bench: --root %d is not a rank of %d\n", o->root, b->size);
+        return -1;
+    }
+    for (int k = 0; k < o->ncolls; k++)
+        if (sweep_one(b, o, o->colls[k], round, rows))
+            return -1;
+    return 0;
+}
+
+void bench_rows_add(struct bench_rows *rows, const struct bench_row *r)
+{
+    if (rows->n == rows->cap) {
+        rows->cap = rows->cap ? rows->cap * 2 : 64;
+        rows->row = realloc(rows->row, rows->cap * sizeof *rows->row);
+    }
+    rows->row[rows->n++] = *r;
+}

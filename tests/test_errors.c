@@ -226,7 +226,7 @@ static void sigkill(void)
 
 static void long_call(void)
 {
-    size_t n = (size_t)16 << 20;
+    size_t n = (size_t)48 << 20;
     float *b = malloc(n * sizeof *b);
     CHECK(b, "out of memory");
     for (size_t i = 0; i < n; i++)

@@ -11,7 +11,10 @@
 
 #include <stdio.h>
 
+#include <string.h>
+
 #include "../core/comm.h"
+#include "../reduce/stream.h"
 
 typedef collie_status (*collie__algo_fn)(collie_comm *comm, const struct collie__op *op);
 
@@ -22,6 +25,16 @@ struct collie__algo {
     /* Predicted seconds for op on comm; the cheapest algorithm runs. */
     double (*cost)(const collie_comm *comm, const struct collie__op *op);
 };
+
+/* Copies into the user's output: streaming past the caches when op->stream_out says so. */
+static inline void collie__copy_out(const struct collie__op *op, void *dst, const void *src,
+                                    size_t n)
+{
+    if (op->stream_out)
+        collie__copy_stream(dst, src, n);
+    else
+        memcpy(dst, src, n);
+}
 
 /* root < 0: every rank receives the result (allreduce); else only root (reduce). */
 collie_status collie__oneshot(collie_comm *comm, const struct collie__op *op, int root);

@@ -24,7 +24,7 @@ collie_status collie__allgather_staged(collie_comm *comm, const struct collie__o
         for (int r = 0; r < n; r++) {
             unsigned char *dst = recv + ((size_t)comm->local_to_global[r] * count + off) * es;
             if (dst != send + off * es)
-                memcpy(dst, collie__win_slot(comm, r, parity), m * es);
+                collie__copy_out(op, dst, collie__win_slot(comm, r, parity), m * es);
         }
     }
     return COLLIE_OK;

@@ -23,7 +23,8 @@ collie_status collie__alltoall_staged(collie_comm *comm, const struct collie__op
             return st;
         for (int r = 0; r < n; r++) {
             const unsigned char *slot = collie__win_slot(comm, r, parity);
-            memcpy(recv + ((size_t)r * count + off) * es, slot + (size_t)me * m * es, m * es);
+            collie__copy_out(op, recv + ((size_t)r * count + off) * es, slot + (size_t)me * m * es,
+                             m * es);
         }
     }
     return COLLIE_OK;

@@ -31,7 +31,7 @@ collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__o
         if (st != COLLIE_OK)
             return st;
         if (!is_root)
-            memcpy(buf + off * es, collie__win_slot(comm, root, parity), m * es);
+            collie__copy_out(op, buf + off * es, collie__win_slot(comm, root, parity), m * es);
     }
     return COLLIE_OK;
 }

@@ -48,6 +48,15 @@ static int buffer_sizes(const collie_comm *comm, const struct collie__op *op, si
     return 0;
 }
 
+/* Bytes this rank's output buffer receives. */
+static size_t output_bytes(const collie_comm *comm, const struct collie__op *op)
+{
+    size_t block = op->count * op->elem_size;
+    return op->desc.coll == COLLIE_COLL_ALLGATHER || op->desc.coll == COLLIE_COLL_ALLTOALL
+               ? block * (size_t)comm->size
+               : block;
+}
+
 static collie_status check_args(collie_comm *comm, struct collie__op *op)
 {
     enum collie__coll coll = op->desc.coll;
@@ -135,9 +144,13 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
         return comm->peer_transport[op->root]->send(comm, op->root, op->sendbuf, d);
     if (coll == COLLIE_COLL_RECV)
         return comm->peer_transport[op->root]->recv(comm, op->root, op->recvbuf, d);
+    op->stream_out = comm->nt_min && output_bytes(comm, op) >= comm->nt_min;
     collie__shm_begin(comm, d);
     comm->seq++;
-    return collie__select(comm, op)->run(comm, op);
+    st = collie__select(comm, op)->run(comm, op);
+    if (op->stream_out)
+        collie__stream_fence();
+    return st;
 }
 
 static collie_status start(collie_comm *comm, enum collie__coll coll, const void *sendbuf,

@@ -37,10 +37,15 @@ static double cost_oneshot(const collie_comm *comm, const struct collie__op *op)
     return rounds(comm, op) * alpha(comm) + (3.0 + comm->local_size) * bytes(op) / BETA_BPS;
 }
 
-/* Copy in, reduce one slice (n reads of S/n), copy every slice out: about 5 S. */
+/*
+ * Copy in, reduce one slice (n reads of S/n, one write of S/n), copy every
+ * slice out: (4 + 1/n) S.  Measured at 2 ranks, this beats oneshot's 5 S from
+ * about 64 KiB (docs/PERFORMANCE.md): each rank does half the arithmetic.
+ */
 static double cost_twoshot(const collie_comm *comm, const struct collie__op *op)
 {
-    return 2 * rounds(comm, op) * alpha(comm) + 5.0 * bytes(op) / BETA_BPS;
+    return 2 * rounds(comm, op) * alpha(comm) +
+           (4.0 + 1.0 / comm->local_size) * bytes(op) / BETA_BPS;
 }
 
 static collie_status allreduce_oneshot(collie_comm *c, const struct collie__op *op)

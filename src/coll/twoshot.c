@@ -38,7 +38,7 @@ collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, in
         size_t lo = slice_start(m, me, n), hi = slice_start(m, me + 1, n);
         for (int r = 0; r < n; r++)
             srcs[r] = (const unsigned char *)collie__win_slot(comm, r, parity) + lo * es;
-        collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, op->op, comm->size);
+        collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, op->op, comm->size, 0);
         st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;
@@ -48,7 +48,7 @@ collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, in
         for (int r = 0; r < n; r++) {
             size_t a = slice_start(m, r, n), b = slice_start(m, r + 1, n);
             const unsigned char *slot = collie__win_slot(comm, r, parity);
-            memcpy(recv + (off + a) * es, slot + a * es, (b - a) * es);
+            collie__copy_out(op, recv + (off + a) * es, slot + a * es, (b - a) * es);
         }
     }
     return COLLIE_OK;

@@ -149,6 +149,7 @@ collie_status collie_init(collie_comm **out)
     comm->size = id.size;
     comm->timeout_s = collie__config_double(COLLIE_CFG_TIMEOUT);
     comm->cpus = cpus_available();
+    comm->nt_min = (size_t)collie__config_int(COLLIE_CFG_NT_MIN);
     collie__log_set_rank(comm->rank);
     collie__arm_deadline(comm);
 

@@ -29,6 +29,7 @@ struct collie_comm {
     const struct collie__transport **peer_transport; /* indexed by global rank */
 
     double timeout_s;
+    size_t nt_min; /* COLLIE_NT_MIN: outputs this large bypass the caches; 0 never */
     uint64_t deadline_ns;       /* of the bootstrap exchange in flight (waits in shm have their own) */
     struct collie__op_desc cur; /* the call in flight */
     uint32_t seq;               /* collectives completed so far */

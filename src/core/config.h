@@ -30,9 +30,11 @@
     X(P2P_BUFFER, SIZE, "256K", "bytes of the shared-memory ring of each ordered pair of ranks "  \
                                 "for send/recv")                                                   \
     X(SPIN_US, INT, "-1", "microseconds a waiting rank polls before yielding the CPU; -1: 50 "    \
-                          "when ranks <= cores on the host, else 2")                               \
+                          "when ranks <= cores on the host, else 0")                               \
     X(YIELD_US, INT, "-1", "microseconds a waiting rank calls sched_yield before it sleeps on a " \
-                           "futex; -1: 1000 when ranks <= cores, else 2000")
+                           "futex; -1: 1000 when ranks <= cores, else 2000")                        \
+    X(NT_MIN, SIZE, "8M", "outputs of at least this many bytes are written with non-temporal "     \
+                          "stores, which bypass the caches (0: never)")
 
 enum collie__config_id {
 #define COLLIE_CONFIG_ENUM(id, type, def, doc) COLLIE_CFG_##id,

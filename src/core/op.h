@@ -45,6 +45,7 @@ struct collie__op {
     collie_op op;
     int root;
     size_t elem_size;
+    int stream_out; /* write the output with non-temporal stores (COLLIE_NT_MIN) */
 };
 
 /* "allreduce", "broadcast", ... */

@@ -15,8 +15,18 @@
 #include <string.h>
 
 #include "half.h"
+#include "stream.h"
 
 #define BLOCK 1024 /* elements; 8 KiB for the widest type */
+
+/* The one store of each output block: through the cache, or around it (stream.h). */
+static void store(void *dst, const void *block, size_t bytes, int stream)
+{
+    if (stream)
+        collie__copy_stream(dst, block, bytes);
+    else
+        memcpy(dst, block, bytes);
+}
 
 #define DEFINE_COMBINE(NAME, T, W)                                                                 \
     static void combine_##NAME(T *restrict acc, const T *restrict src, size_t m, collie_op op)     \
@@ -50,7 +60,7 @@
 #define DEFINE_NATIVE(NAME, T, W)                                                                  \
     DEFINE_COMBINE(NAME, T, W)                                                                     \
     static void reduce_##NAME(void *dst, const void *const *srcs, int nsrc, size_t count,          \
-                              collie_op op, int divisor)                                           \
+                              collie_op op, int divisor, int stream)                               \
     {                                                                                              \
         T acc[BLOCK];                                                                              \
         for (size_t base = 0; base < count; base += BLOCK) {                                       \
@@ -60,7 +70,7 @@
                 combine_##NAME(acc, (const T *)srcs[s] + base, m, op);                             \
             if (op == COLLIE_AVG)                                                                  \
                 average_##NAME(acc, m, divisor);                                                   \
-            memcpy((T *)dst + base, acc, m * sizeof(T));                                           \
+            store((T *)dst + base, acc, m * sizeof(T), stream);                                    \
         }                                                                                          \
     }
 
@@ -84,9 +94,10 @@ DEFINE_NATIVE(i64, int64_t, uint64_t)
             out[i] = FROM_FLOAT(in[i]);                                                            \
     }                                                                                              \
     static void reduce_##NAME(void *dst, const void *const *srcs, int nsrc, size_t count,          \
-                              collie_op op, int divisor)                                           \
+                              collie_op op, int divisor, int stream)                               \
     {                                                                                              \
         float acc[BLOCK], tmp[BLOCK];                                                              \
+        uint16_t out[BLOCK];                                                              \
         for (size_t base = 0; base < count; base += BLOCK) {                                       \
             size_t m = count - base < BLOCK ? count - base : BLOCK;                                \
             widen_##NAME(acc, (const uint16_t *)srcs[0] + base, m);                                \
@@ -96,14 +107,15 @@ DEFINE_NATIVE(i64, int64_t, uint64_t)
             }                                                                                      \
             if (op == COLLIE_AVG)                                                                  \
                 average_f32(acc, m, divisor);                                                      \
-            narrow_##NAME((uint16_t *)dst + base, acc, m);                                         \
+            narrow_##NAME(out, acc, m);                                                            \
+            store((uint16_t *)dst + base, out, m * 2, stream);                                     \
         }                                                                                          \
     }
 
 DEFINE_HALF(f16, collie__half_to_float, collie__float_to_half)
 DEFINE_HALF(bf16, collie__bf16_to_float, collie__float_to_bf16)
 
-typedef void (*reduce_fn)(void *, const void *const *, int, size_t, collie_op, int);
+typedef void (*reduce_fn)(void *, const void *const *, int, size_t, collie_op, int, int);
 
 static const reduce_fn kernels[] = {
     [COLLIE_FLOAT32] = reduce_f32, [COLLIE_FLOAT64] = reduce_f64, [COLLIE_FLOAT16] = reduce_f16,
@@ -112,7 +124,7 @@ static const reduce_fn kernels[] = {
 };
 
 void collie__reduce(void *dst, const void *const *srcs, int nsrc, size_t count, collie_dtype dtype,
-                    collie_op op, int divisor)
+                    collie_op op, int divisor, int stream)
 {
-    kernels[dtype](dst, srcs, nsrc, count, op, divisor);
+    kernels[dtype](dst, srcs, nsrc, count, op, divisor, stream);
 }

@@ -11,9 +11,10 @@
  * source order, so every caller with the same sources gets the same bits.
  * COLLIE_AVG divides the sum by `divisor`.  float16/bfloat16 accumulate in
  * float32 and round once.  dst may be one of the sources; dtype and op must
- * be valid (the caller checked them).
+ * be valid (the caller checked them).  With `stream`, dst is written with
+ * non-temporal stores (stream.h): for outputs nobody will read soon.
  */
 void collie__reduce(void *dst, const void *const *srcs, int nsrc, size_t count, collie_dtype dtype,
-                    collie_op op, int divisor);
+                    collie_op op, int divisor, int stream);
 
 #endif

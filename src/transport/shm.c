@@ -61,6 +61,7 @@ static void set_wait_policy(struct collie__shm *s, int ranks_on_host, int cpus)
     /* Oversubscribed, the awaited rank most likely waits for this very CPU: yield at once. */
     s->spin_ns = (uint64_t)(spin >= 0 ? spin : oversubscribed ? 0 : 50) * 1000u;
     s->yield_ns = (uint64_t)(yield >= 0 ? yield : oversubscribed ? 2000 : 1000) * 1000u;
+    s->spin_budget_ns = s->spin_ns;
 }
 
 /* The leader's half: a fresh memfd, sized and initialised. Returns the fd or -1. */

@@ -85,6 +85,7 @@ struct collie__shm {
     int check_desc;        /* the next sync compares peers' descriptors */
     uint32_t *sent, *rcvd; /* bytes pushed to / taken from each peer's ring */
     uint64_t spin_ns, yield_ns;
+    uint64_t spin_budget_ns; /* adapts within [SPIN_FLOOR, spin_ns]: see shm_wait.c */
 };
 
 static inline struct collie__chan *collie__shm_chan(struct collie__shm *s, int from, int to)

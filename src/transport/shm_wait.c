@@ -24,6 +24,22 @@
 #include "shm_layout.h"
 
 #define SLEEP_SLICE_NS 100000000ull /* liveness is re-checked this often */
+#define SPIN_FLOOR_NS 1000ull        /* the adaptive budget never drops below a probe */
+
+/*
+ * The polling budget adapts: a wait that polling could not satisfy halves it
+ * (the peer is not running: it may be waiting for this CPU, as when the
+ * scheduler briefly puts two ranks on one core), one that it satisfied
+ * doubles it back, up to COLLIE_SPIN_US.
+ */
+static void adapt_spin(struct collie__shm *s, int polled_in_time)
+{
+    if (!s->spin_ns)
+        return;
+    uint64_t b = s->spin_budget_ns;
+    b = polled_in_time ? 2 * b + SPIN_FLOOR_NS : b / 2;
+    s->spin_budget_ns = b > s->spin_ns ? s->spin_ns : b < SPIN_FLOOR_NS ? SPIN_FLOOR_NS : b;
+}
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -156,11 +172,13 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
     uint64_t start = collie__now_ns();
     /* The deadline is per wait: a long collective that keeps moving never times out. */
     uint64_t deadline = start + (uint64_t)(comm->timeout_s * 1e9);
-    uint64_t spin_end = start + s->spin_ns, yield_end = spin_end + s->yield_ns;
-    int yielding = s->spin_ns == 0;
+    uint64_t spin_end = start + s->spin_budget_ns, yield_end = spin_end + s->yield_ns;
+    int yielding = s->spin_budget_ns == 0;
     for (unsigned i = 0;; i++) {
-        if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
+        if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target)) {
+            adapt_spin(s, !yielding);
             return COLLIE_OK;
+        }
         /* Polling checks the clock every 64 rounds; yielding, every round. */
         if (yielding || (i & 63) == 63) {
             collie_status st = collie__shm_check_abort(comm);
@@ -176,5 +194,6 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
         else
             cpu_relax();
     }
+    adapt_spin(s, 0);
     return sleep_until(comm, f, target, peer, what, deadline);
 }

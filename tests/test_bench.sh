@@ -36,6 +36,19 @@ done
 expect_status 0 "$collie" bench reduce -n 4 --root 3 --op avg -b 1K -e 1M -f 32 "${quick[@]}"
 [ -z "$(printf '%s\n' "$out" | grep -E '^ +[0-9]+ ' | awk '$(NF-1) != 0')" ] || fail "reduce avg: $out"
 
+# as the ranks of a job launched by someone else: one table, from rank 0
+expect_status 0 "$collie" run -n 2 "$collie" bench -b 8 -e 64 "${quick[@]}"
+[ "$(printf '%s\n' "$out" | grep -c '^# collie bench allreduce: 2 ranks')" = 1 ] || fail "rank mode: $out"
+expect_output "^ +64 +16 +float32 +sum .* 0  oneshot$"
+
+# a progress line on a terminal, none on a pipe
+if command -v script >/dev/null; then
+    tty_out=$(script -qec "'$collie' bench -n 1 -b 8 -e 64 ${quick[*]}" /dev/null 2>&1)
+    printf '%s' "$tty_out" | grep -q "collie allreduce: size 4 of 4" || fail "no progress on a terminal: $tty_out"
+    expect_status 0 "$collie" bench -n 1 -b 8 -e 64 "${quick[@]}"
+    ! printf '%s' "$out" | grep -q "elapsed" || fail "progress printed to a pipe: $out"
+fi
+
 # the MLBench sweep: round(logspace(0, 8, 80)) has 77 distinct element counts
 expect_status 0 "$collie" bench --sizes mlbench --dry-run
 [ "$(printf '%s\n' "$out" | wc -l)" = 77 ] || fail "mlbench sizes: $(printf '%s\n' "$out" | wc -l)"

@@ -43,7 +43,7 @@ expect_output "^ +64 +16 +float32 +sum .* 0  oneshot$"
 
 # a progress line on a terminal, none on a pipe
 if command -v script >/dev/null; then
-    tty_out=$(script -qec "'$collie' bench -n 1 -b 8 -e 64 ${quick[*]}" /dev/null 2>&1)
+    tty_out=$(script -qec "'$collie' bench -n 1 -b 8 -e 64 ${quick[*]}" /dev/null </dev/null 2>&1)
     printf '%s' "$tty_out" | grep -q "collie allreduce: size 4 of 4" || fail "no progress on a terminal: $tty_out"
     expect_status 0 "$collie" bench -n 1 -b 8 -e 64 "${quick[@]}"
     ! printf '%s' "$out" | grep -q "elapsed" || fail "progress printed to a pipe: $out"

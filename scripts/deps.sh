@@ -4,7 +4,7 @@
 #   deps.sh          the build: compiler, cmake
 #   deps.sh --bench  also Open MPI (collie bench --baseline mpi) and gnuplot (--plot)
 set -euo pipefail
-packages=(build-essential cmake pkg-config)
+packages=(build-essential cmake pkg-config libopenblas-dev zlib1g-dev dataset-fashion-mnist)
 [ "${1:-}" = --bench ] && packages+=(openmpi-bin libopenmpi-dev gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do

@@ -134,7 +134,7 @@ static void stall(void)
     expect(collie_allreduce(comm, &x, &x, 1, COLLIE_FLOAT32, COLLIE_SUM), COLLIE_ERR_TIMEOUT,
            "COLLIE_TIMEOUT", "stalled peer");
     double took = test_seconds() - t0;
-    CHECK(took > 0.9 && took < 2.9, "timed out after %.2f s with COLLIE_TIMEOUT=1", took);
+    CHECK(took > 0.9 && took < 6, "timed out after %.2f s with COLLIE_TIMEOUT=1", took);
     expect_sticky(COLLIE_ERR_TIMEOUT);
 }
 

@@ -13,6 +13,7 @@ static void usage(FILE *out)
             "commands:\n"
             "  run     launch N ranks of a program on this host   (collie run -h)\n"
             "  bench   measure the collectives, optionally beside MPI   (collie bench -h)\n"
+            "  train   data-parallel training of an MLP or logistic regression (collie train -h)\n"
             "  info    show the version, what the library detects, and its configuration\n"
             "  version print the version\n");
 }
@@ -28,6 +29,8 @@ int main(int argc, char **argv)
         return collie_tool_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return collie_tool_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "train"))
+        return collie_tool_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "info"))
         return collie_tool_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

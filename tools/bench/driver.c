@@ -11,25 +11,15 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "../launch.h"
 #include "../tools.h"
 #include "bench.h"
 #include "report.h"
 
 int bench_backend_collie(struct bench_backend *b);
 void bench_backend_collie_close(struct bench_backend *b);
-
-static int in_a_job(void)
-{
-    static const char *const vars[] = {"COLLIE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                       "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (getenv(vars[i]))
-            return 1;
-    return 0;
-}
 
 static void report(const struct bench_opts *o, const struct bench_rows *rows,
                    const struct bench_stream *stream)
@@ -111,28 +101,11 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
     return n;
 }
 
-static int run_job(char **argv)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execvp(argv[0], argv);
-        fprintf(stderr, "collie bench: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    int status;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
 static int driver_main(const struct bench_opts *o)
 {
     char self[PATH_MAX], dir[PATH_MAX], mpi_prog[PATH_MAX + 32], nranks[16];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0)
+    if (tools_self_path(self, sizeof self))
         return 1;
-    self[len] = 0;
     snprintf(dir, sizeof dir, "%s", self);
     snprintf(mpi_prog, sizeof mpi_prog, "%s/collie-bench-mpi", dirname(dir));
     snprintf(nranks, sizeof nranks, "%d", o->nranks);
@@ -165,12 +138,12 @@ static int driver_main(const struct bench_opts *o)
         int n = job_args(o, argv, 96, buf, sizeof buf, raw, round);
         for (int i = 0; i <= n; i++)
             collie_argv[6 + i] = argv[i];
-        rc = run_job(collie_argv);
+        rc = tools_run_job(collie_argv);
         if (rc == 0 && o->baseline) {
             char *mpi_argv[128] = {"mpirun", "--oversubscribe", "-n", nranks, mpi_prog};
             for (int i = 0; i <= n; i++)
                 mpi_argv[5 + i] = argv[i];
-            rc = run_job(mpi_argv);
+            rc = tools_run_job(mpi_argv);
             if (rc)
                 fprintf(stderr, "collie bench: the MPI baseline job failed\n");
         }
@@ -200,7 +173,7 @@ int collie_tool_bench(int argc, char **argv)
         }
         return 0;
     }
-    if (in_a_job()) {
+    if (tools_in_a_job()) {
         if (o.nranks) {
             fprintf(stderr, "collie bench: -n launches a job, but this already is one; drop -n\n");
             return 2;

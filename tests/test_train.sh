@@ -1,0 +1,61 @@
+#!/bin/bash
+# collie train: k ranks x batch b match 1 rank x batch kb step for step, for
+# every optimizer; reports, early stop at the target, compressed gradients;
+# clear errors for missing and corrupt data files.
+collie=$1 diff_prog=$2
+. "$(dirname "$0")/lib.sh"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+small=(mlp --synthetic 3000 --hidden 32,16 --max-steps 20 --no-scale-lr --epochs 1)
+close() { # close A B: the weights agree within float tolerance
+    local d; d=$("$diff_prog" "$1" "$2") || fail "cannot compare $1 $2"
+    awk -v d="$d" 'BEGIN { exit !(d < 1e-5) }' || fail "$3: weights differ by $d"
+}
+for opt in "" "--nesterov --wd 1e-3" "--adam --lr 0.001"; do
+    expect_status 0 "$collie" train "${small[@]}" $opt --batch 48 -n 1 --save "$dir/one.bin"
+    expect_status 0 "$collie" train "${small[@]}" $opt --batch 16 -n 3 --save "$dir/three.bin"
+    close "$dir/one.bin" "$dir/three.bin" "1x48 vs 3x16 ($opt)"
+    expect_status 0 "$collie" train "${small[@]}" $opt --batch 12 -n 4 --save "$dir/four.bin"
+    close "$dir/one.bin" "$dir/four.bin" "1x48 vs 4x12 ($opt)"
+done
+# the comparison can fail: another seed gives other weights
+expect_status 0 "$collie" train "${small[@]}" --batch 48 -n 1 --seed 2 --save "$dir/other.bin"
+d=$("$diff_prog" "$dir/one.bin" "$dir/other.bin")
+awk -v d="$d" 'BEGIN { exit !(d > 1e-2) }' || fail "different seeds gave weights within $d"
+
+# the report, the files, the early stop at the target, logreg, compressed gradients
+expect_status 0 "$collie" train mlp --synthetic 6000 --hidden 64 -n 2 --epochs 5 --target 0.8 \
+    --csv "$dir/t.csv" --json "$dir/t.json"
+expect_output "^Total samples/sec on 2 rank\(s\): [0-9.]+ \+- [0-9.]+$"
+expect_output "^per iteration: compute [0-9.]+ ms, communication [0-9.]+ ms"
+expect_output "bytes per epoch by the formula .*: [0-9.e+]+$"
+expect_output "^time to accuracy 0.800: [0-9.]+ s \(epoch 1\)$"
+[ "$(grep -c '^2,' "$dir/t.csv")" = 1 ] || fail "the run should stop after epoch 1: $(cat "$dir/t.csv")"
+for key in ranks target time_to_target_s epoch_to_target final_test_accuracy throughput_mean \
+           throughput_ci95 compute_s_per_iter comm_s_per_iter bytes_per_epoch_formula bytes_per_epoch_actual; do
+    grep -q "\"$key\": " "$dir/t.json" || fail "JSON lacks $key: $(cat "$dir/t.json")"
+done
+for t in float16 bfloat16; do
+    expect_status 0 "$collie" train logreg --synthetic 6000 -n 2 --epochs 2 --compress $t
+    expect_output "final test accuracy (0\.9[0-9]*|1\.0000)"
+done
+
+# data files: missing, corrupt
+expect_status 1 "$collie" train mlp -n 1 --data "$dir/nowhere"
+expect_output "$dir/nowhere/train-images-idx3-ubyte: cannot open"
+mkdir "$dir/bad"
+printf '\0\0\10\3\0\0\0\2\0\0\0\2\0\0\0\2abcdefgh' > "$dir/bad/train-images-idx3-ubyte"
+printf '\0\0\10\1\0\0\0\2\1\14' | gzip > "$dir/bad/train-labels-idx1-ubyte.gz"
+expect_status 1 "$collie" train mlp -n 1 --data "$dir/bad"
+expect_output "train-labels-idx1-ubyte: label 12 of sample 1 is not a class 0..9"
+printf '\0\0\10\3\0\0\0\2\0\0\0\2\0\0\0\2abc' > "$dir/bad/train-images-idx3-ubyte"
+expect_status 1 "$collie" train mlp -n 1 --data "$dir/bad"
+expect_output "train-images-idx3-ubyte: truncated: the header promises 8 bytes of data, the file has 3"
+printf 'not an idx file' > "$dir/bad/train-images-idx3-ubyte"
+expect_status 1 "$collie" train mlp -n 1 --data "$dir/bad"
+expect_output "train-images-idx3-ubyte: not an IDX file"
+expect_status 2 "$collie" train mlp --batch 0
+expect_output "bad value '0' for --batch"
+expect_status 2 "$collie" train
+expect_output "name a model"
+echo "train: ok"

@@ -1,0 +1,16 @@
+/* launch.h - what the subcommands that start their own jobs (bench, train) share. */
+#ifndef COLLIE_TOOLS_LAUNCH_H
+#define COLLIE_TOOLS_LAUNCH_H
+
+#include <stddef.h>
+
+/* Whether this process is a rank of a job (any launcher's rank variable is set). */
+int tools_in_a_job(void);
+
+/* The path of the running `collie` executable; 0, or -1. */
+int tools_self_path(char *buf, size_t len);
+
+/* Runs argv (argv[0] looked up in PATH) and waits; 0 if it exited with status 0. */
+int tools_run_job(char **argv);
+
+#endif

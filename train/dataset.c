@@ -1,0 +1,184 @@
+/* dataset.c - IDX (MNIST format) loading through zlib, a synthetic set, shuffling. */
+#include "dataset.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+static int fail(char *err, size_t errlen, const char *path, const char *what)
+{
+    snprintf(err, errlen, "%s: %s", path, what);
+    return -1;
+}
+
+/* Opens DIR/NAME.gz, else DIR/NAME (gzread reads plain files too). */
+static gzFile open_idx(const char *dir, const char *name, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s.gz", dir, name);
+    gzFile f = gzopen(path, "rb");
+    if (!f) {
+        snprintf(path, len, "%s/%s", dir, name);
+        f = gzopen(path, "rb");
+    }
+    return f;
+}
+
+static int read_be32(gzFile f, uint32_t *v)
+{
+    unsigned char b[4];
+    if (gzread(f, b, 4) != 4)
+        return -1;
+    *v = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+    return 0;
+}
+
+/* Reads an IDX file of `dims` dimensions of unsigned bytes; returns the data and its shape. */
+static unsigned char *read_idx(const char *dir, const char *name, int dims, uint32_t *shape,
+                               char *err, size_t errlen)
+{
+    char path[1024];
+    gzFile f = open_idx(dir, name, path, sizeof path);
+    if (!f) {
+        fail(err, errlen, path, "cannot open (install dataset-fashion-mnist, or give --data DIR)");
+        return NULL;
+    }
+    uint32_t magic;
+    size_t total = 1;
+    if (read_be32(f, &magic) || magic != (0x800u | (uint32_t)dims)) {
+        gzclose(f);
+        fail(err, errlen, path, "not an IDX file of unsigned bytes with the expected dimensions");
+        return NULL;
+    }
+    for (int i = 0; i < dims; i++) {
+        if (read_be32(f, &shape[i]) || shape[i] == 0 || shape[i] > 100000000u) {
+            gzclose(f);
+            fail(err, errlen, path, "bad dimension in the IDX header");
+            return NULL;
+        }
+        total *= shape[i];
+    }
+    if (total > ((size_t)1 << 32)) {
+        gzclose(f);
+        fail(err, errlen, path, "IDX data larger than 4 GiB");
+        return NULL;
+    }
+    unsigned char *data = malloc(total);
+    if (!data) {
+        gzclose(f);
+        fail(err, errlen, path, "out of memory");
+        return NULL;
+    }
+    size_t got = 0;
+    while (got < total) {
+        int n = gzread(f, data + got, (unsigned)(total - got < (1u << 30) ? total - got : (1u << 30)));
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    gzclose(f);
+    if (got != total) {
+        free(data);
+        snprintf(err, errlen, "%s: truncated: the header promises %zu bytes of data, the file has %zu",
+                 path, total, got);
+        return NULL;
+    }
+    return data;
+}
+
+int dataset_load_idx(const char *dir, int test, struct dataset *d, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    const char *prefix = test ? "t10k" : "train";
+    char name[64];
+    uint32_t ishape[3], lshape[1];
+    snprintf(name, sizeof name, "%s-images-idx3-ubyte", prefix);
+    unsigned char *images = read_idx(dir, name, 3, ishape, err, errlen);
+    if (!images)
+        return -1;
+    snprintf(name, sizeof name, "%s-labels-idx1-ubyte", prefix);
+    unsigned char *labels = read_idx(dir, name, 1, lshape, err, errlen);
+    if (!labels) {
+        free(images);
+        return -1;
+    }
+    int n = (int)ishape[0], dim = (int)(ishape[1] * ishape[2]), bad = -1;
+    for (int i = 0; i < (int)lshape[0] && bad < 0; i++)
+        if (labels[i] > 9)
+            bad = i;
+    if (lshape[0] != ishape[0] || bad >= 0) {
+        if (bad >= 0)
+            snprintf(err, errlen, "%s/%s-labels-idx1-ubyte: label %d of sample %d is not a class 0..9",
+                     dir, prefix, labels[bad], bad);
+        else
+            snprintf(err, errlen, "%s: %u images but %u labels", dir, ishape[0], lshape[0]);
+        free(images);
+        free(labels);
+        return -1;
+    }
+    d->x = malloc(sizeof(float) * (size_t)n * (size_t)dim);
+    if (!d->x) {
+        free(images);
+        free(labels);
+        return fail(err, errlen, dir, "out of memory");
+    }
+    for (size_t i = 0; i < (size_t)n * (size_t)dim; i++)
+        d->x[i] = images[i] * (1.0f / 255.0f);
+    free(images);
+    d->y = labels;
+    d->n = n;
+    d->dim = dim;
+    d->classes = 10;
+    return 0;
+}
+
+int dataset_synthetic(struct dataset *d, int n, int dim, int classes, uint64_t seed,
+                      uint64_t stream)
+{
+    memset(d, 0, sizeof *d);
+    float *proto = malloc(sizeof(float) * (size_t)classes * (size_t)dim);
+    d->x = malloc(sizeof(float) * (size_t)n * (size_t)dim);
+    d->y = malloc((size_t)n);
+    if (!proto || !d->x || !d->y) {
+        free(proto);
+        dataset_free(d);
+        return -1;
+    }
+    uint64_t s = seed;
+    for (size_t i = 0; i < (size_t)classes * (size_t)dim; i++)
+        proto[i] = train_uniform(&s);
+    s = seed ^ (0x9e3779b97f4a7c15ull * (stream + 1));
+    for (int i = 0; i < n; i++) {
+        int c = (int)(train_rand(&s) % (uint64_t)classes);
+        d->y[i] = (uint8_t)c;
+        for (int j = 0; j < dim; j++) {
+            float v = proto[(size_t)c * (size_t)dim + (size_t)j] + 0.35f * (train_uniform(&s) - 0.5f);
+            d->x[(size_t)i * (size_t)dim + (size_t)j] = v < 0 ? 0 : v > 1 ? 1 : v;
+        }
+    }
+    free(proto);
+    d->n = n;
+    d->dim = dim;
+    d->classes = classes;
+    return 0;
+}
+
+void dataset_free(struct dataset *d)
+{
+    free(d->x);
+    free(d->y);
+    memset(d, 0, sizeof *d);
+}
+
+void dataset_shuffle(int *perm, int n, uint64_t seed, int epoch)
+{
+    uint64_t s = seed ^ (0x5bd1e995ull * (uint64_t)(epoch + 1));
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+        int j = (int)(train_rand(&s) % (uint64_t)(i + 1));
+        int t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}

@@ -1,0 +1,62 @@
+/*
+ * trainer.h - synchronous data-parallel SGD over collie: every rank computes
+ * the gradient of its slice of each global batch, one allreduce averages the
+ * fused gradient buffer, every rank applies the same update.  Measures what
+ * the reference benchmarks report (SPEC.md, *Measures*).
+ */
+#ifndef COLLIE_TRAIN_TRAINER_H
+#define COLLIE_TRAIN_TRAINER_H
+
+#include <stdio.h>
+
+#include "collie.h"
+#include "mlp.h"
+#include "optim.h"
+
+struct train_config {
+    int hidden[MLP_MAX_LAYERS - 1], nhidden; /* no hidden layer: logistic regression */
+    float dropout;
+    const char *data;      /* MNIST-format directory */
+    int synthetic;         /* > 0: a synthetic set of this many training samples instead */
+    int batch;             /* per rank */
+    int epochs;
+    int max_steps;         /* > 0: stop after this many steps (tests) */
+    float lr;
+    int scale_lr;          /* linear scaling rule: lr x ranks */
+    int warmup_epochs;     /* linear warm-up of the learning rate */
+    enum optim_kind optim;
+    float momentum, weight_decay;
+    int nesterov;
+    collie_dtype grad_dtype; /* float32, or float16/bfloat16: compressed gradients */
+    float target;          /* test accuracy to time, and stop at; 0: none */
+    unsigned long long seed;
+    int quiet;             /* no per-epoch lines */
+};
+
+struct train_epoch {
+    int epoch;
+    double wall_s, loss, test_accuracy, samples_per_s;
+};
+
+struct train_result {
+    int ranks, epochs_run, steps;
+    size_t nparams;
+    struct train_epoch *epoch; /* epochs_run rows */
+    double time_to_target_s;   /* < 0: never reached */
+    int epoch_to_target;
+    double throughput_mean, throughput_ci95; /* samples/s over timed iterations */
+    double compute_s_per_iter, comm_s_per_iter;
+    double bytes_per_epoch_formula, bytes_per_epoch_actual;
+    double final_test_accuracy;
+    float *weights; /* the trained parameters, nparams of them (malloc'd; the caller frees) */
+};
+
+/* Trains on comm; rank 0's result is complete.  0, or -1 with a message on stderr. */
+int train_run(collie_comm *comm, const struct train_config *c, struct train_result *r);
+
+/* The summary, as Horovod and BlueFog print it, and the JSON/CSV files. */
+void train_print_summary(FILE *out, const struct train_config *c, const struct train_result *r);
+int train_write_json(const char *path, const struct train_config *c, const struct train_result *r);
+int train_write_csv(const char *path, const struct train_result *r);
+
+#endif

@@ -2,7 +2,7 @@
 # cmake --install gives a working package: an outside program builds against it
 # with pkg-config (shared and static) and runs under the installed collie run;
 # the shared library exports collie_* symbols only.
-build=$1 src=$2
+build=$1 src=$2 cflags=${3:-} # cflags: what a sanitized build needs outside programs to use too
 . "$(dirname "$0")/lib.sh"
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
@@ -12,12 +12,12 @@ pc=$(find "$prefix" -name collie.pc | head -1)
 [ -n "$pc" ] || fail "collie.pc not installed"
 export PKG_CONFIG_PATH=$(dirname "$pc")
 libdir=$(pkg-config --variable=libdir collie)
-cc -std=c11 $(pkg-config --cflags collie) "$src/examples/allreduce_demo.c" -o "$prefix/demo" \
+cc -std=c11 $cflags $(pkg-config --cflags collie) "$src/examples/allreduce_demo.c" -o "$prefix/demo" \
     $(pkg-config --libs collie) || fail "cannot build against the installed shared library"
 expect_status 0 env LD_LIBRARY_PATH="$libdir" "$prefix/bin/collie" run -n 2 "$prefix/demo"
 expect_output "rank 1 of 2 .* 0 wrong"
-cc -std=c11 $(pkg-config --cflags collie) "$src/examples/allreduce_demo.c" -o "$prefix/demo_static" \
-    "$libdir/libcollie.a" -lpthread || fail "cannot build against the installed static library"
+cc -std=c11 $cflags $(pkg-config --cflags collie) "$src/examples/allreduce_demo.c" -o "$prefix/demo_static" \
+    "$libdir/libcollie.a" -lpthread $cflags || fail "cannot build against the installed static library"
 expect_status 0 "$prefix/bin/collie" run -n 2 "$prefix/demo_static"
 private=$(nm -D --defined-only "$libdir/libcollie.so" | awk '{print $3}' | grep -v '^collie_')
 [ -z "$private" ] || fail "libcollie.so exports non-public symbols: $private"

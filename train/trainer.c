@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/reduce/half.h" /* the library's own conversions: the same rounding */
 #include "dataset.h"
 
 #define WARMUP_ITERS 10 /* iterations left out of the throughput statistics */
@@ -60,28 +61,12 @@ static int average(collie_comm *comm, const struct train_config *c, float *grads
                      "gradient allreduce");
     uint16_t *h = wire;
     int bf16 = c->grad_dtype == COLLIE_BFLOAT16;
-    for (size_t i = 0; i < n; i++) {
-        if (bf16) {
-            uint32_t u;
-            memcpy(&u, &grads[i], 4);
-            h[i] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-        } else {
-            _Float16 x = (_Float16)grads[i];
-            memcpy(&h[i], &x, 2);
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        h[i] = bf16 ? collie__float_to_bf16(grads[i]) : collie__float_to_half(grads[i]);
     if (check(comm, collie_allreduce(comm, h, h, n, c->grad_dtype, COLLIE_AVG), "gradient allreduce"))
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (bf16) {
-            uint32_t u = (uint32_t)h[i] << 16;
-            memcpy(&grads[i], &u, 4);
-        } else {
-            _Float16 x;
-            memcpy(&x, &h[i], 2);
-            grads[i] = (float)x;
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        grads[i] = bf16 ? collie__bf16_to_float(h[i]) : collie__half_to_float(h[i]);
     return 0;
 }
 

@@ -97,6 +97,15 @@ COLLIE_API const char *collie_strerror(collie_status status);
  */
 COLLIE_API const char *collie_last_error(const collie_comm *comm);
 
+/*
+ * What comm has done since collie_init: the collectives and point-to-point
+ * calls it completed, and the bytes this rank handed to its peers (staged in
+ * shared memory for them, or sent).  Either output may be NULL.  Returns
+ * COLLIE_ERR_INVALID_ARG for a NULL comm and writes nothing then.
+ */
+COLLIE_API collie_status collie_get_counters(const collie_comm *comm, unsigned long long *ops,
+                                             unsigned long long *bytes_sent);
+
 /* The library version, "MAJOR.MINOR.PATCH". Never NULL. */
 COLLIE_API const char *collie_version(void);
 

@@ -12,6 +12,8 @@
  * mismatch-KIND   rank 1 calls something else (KIND: coll, count, dtype, op, root):
  *                 every rank gets MISMATCH naming both calls
  * sigkill         rank 1 is SIGKILLed between collectives: the others get PEER_LOST
+ * counters        collie_get_counters counts completed calls and the bytes handed to
+ *                 peers, exactly (oneshot allreduce: the input; send: header + payload)
  * long-call       one allreduce that takes longer than COLLIE_TIMEOUT in all, while
  *                 no single wait does, succeeds: the deadline is per wait
  * Every failure must then be sticky: the next call returns it without waiting.
@@ -224,6 +226,33 @@ static void sigkill(void)
     expect_sticky(COLLIE_ERR_PEER_LOST);
 }
 
+static void counters(void)
+{
+    unsigned long long ops = 1, bytes = 1;
+    CHECK(collie_get_counters(NULL, &ops, &bytes) == COLLIE_ERR_INVALID_ARG && ops == 1,
+          "NULL comm accepted or outputs written");
+    CHECK_OK(comm, collie_get_counters(comm, &ops, &bytes));
+    CHECK(ops == 0 && bytes == 0, "fresh communicator: %llu ops, %llu bytes", ops, bytes);
+    float x[1000] = {0};
+    CHECK_OK(comm, collie_allreduce(comm, x, x, 1000, COLLIE_FLOAT32, COLLIE_SUM)); /* oneshot forced */
+    CHECK_OK(comm, collie_barrier(comm));
+    CHECK_OK(comm, collie_get_counters(comm, &ops, NULL));
+    CHECK_OK(comm, collie_get_counters(comm, NULL, &bytes));
+    CHECK(ops == 2 && bytes == 4000, "after allreduce + barrier: %llu ops, %llu bytes", ops, bytes);
+    CHECK_OK(comm, collie_broadcast(comm, x, 10, COLLIE_FLOAT64, 0));
+    CHECK_OK(comm, collie_get_counters(comm, &ops, &bytes));
+    CHECK(ops == 3 && bytes == 4000 + (rank == 0 ? 80u : 0u), "after broadcast: %llu bytes", bytes);
+    if (size > 1 && rank < 2) {
+        if (rank == 0)
+            CHECK_OK(comm, collie_send(comm, x, 3, COLLIE_INT32, 1));
+        else
+            CHECK_OK(comm, collie_recv(comm, x, 3, COLLIE_INT32, 0));
+        CHECK_OK(comm, collie_get_counters(comm, &ops, &bytes));
+        CHECK(ops == 4 && bytes == 4000 + (rank == 0 ? 80u + 16 + 12 : 0u),
+              "after send/recv: %llu ops, %llu bytes", ops, bytes);
+    }
+}
+
 static void long_call(void)
 {
     size_t n = (size_t)48 << 20;
@@ -266,6 +295,8 @@ int main(int argc, char **argv)
         sigkill();
     else if (!strcmp(s, "long-call"))
         long_call();
+    else if (!strcmp(s, "counters"))
+        counters();
     else
         CHECK(0, "unknown scenario '%s'", s);
     collie_finalize(comm);

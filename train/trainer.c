@@ -128,7 +128,7 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
     if (check(comm, collie_broadcast(comm, m.params, m.nparams, COLLIE_FLOAT32, 0), "broadcast"))
         goto out_model;
     float lr = c->lr * (c->scale_lr ? (float)ranks : 1.0f);
-    double t_start = now_s(), compute = 0, comm_s = 0;
+    double t_start = now_s(), compute = 0, comm_s = 0, grad_bytes = 0;
     int iter = 0;
     for (int e = 0; e < c->epochs && (c->max_steps <= 0 || iter < c->max_steps); e++) {
         double loss_sum = 0, t_epoch = now_s();
@@ -144,8 +144,12 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
             double t0 = now_s();
             loss_sum += mlp_forward_backward(&m, xb, yb, c->batch, 1);
             double t1 = now_s();
+            unsigned long long before, after;
+            collie_get_counters(comm, NULL, &before);
             if (average(comm, c, m.grads, m.nparams, wire))
                 goto out_model;
+            collie_get_counters(comm, NULL, &after);
+            grad_bytes += (double)(after - before);
             double t2 = now_s();
             float step_lr = lr;
             if (c->warmup_epochs > 0 && e < c->warmup_epochs)
@@ -206,6 +210,8 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
     size_t elem = c->grad_dtype == COLLIE_FLOAT32 ? 4 : 2;
     /* The A6000 study's formula: (N / (B k)) x parameters x bytes per element. */
     r->bytes_per_epoch_formula = (double)train.n / ((double)c->batch * ranks) * (double)m.nparams * (double)elem;
+    /* What this rank's gradient allreduces handed to its peers, per epoch of steps. */
+    r->bytes_per_epoch_actual = iter ? grad_bytes / iter * steps_per_epoch : 0;
     r->weights = malloc(m.nparams * sizeof(float));
     if (r->weights)
         memcpy(r->weights, m.params, m.nparams * sizeof(float));
@@ -234,8 +240,10 @@ void train_print_summary(FILE *out, const struct train_config *c, const struct t
             r->compute_s_per_iter * 1e3, r->comm_s_per_iter * 1e3,
             it > 0 ? 100 * r->comm_s_per_iter / it : 0,
             r->compute_s_per_iter > 0 ? r->comm_s_per_iter / r->compute_s_per_iter : 0);
-    fprintf(out, "parameters %zu; bytes per epoch by the formula (N / (B k)) x params x %d B: %.3g\n",
-            r->nparams, c->grad_dtype == COLLIE_FLOAT32 ? 4 : 2, r->bytes_per_epoch_formula);
+    fprintf(out, "parameters %zu; bytes per epoch by the formula (N / (B k)) x params x %d B: %.3g; "
+                 "sent by collie (rank 0): %.3g\n",
+            r->nparams, c->grad_dtype == COLLIE_FLOAT32 ? 4 : 2, r->bytes_per_epoch_formula,
+            r->bytes_per_epoch_actual);
     fprintf(out, "final test accuracy %.4f after %d epoch(s), %d steps\n", r->final_test_accuracy,
             r->epochs_run, r->steps);
     if (c->target > 0) {
@@ -278,9 +286,9 @@ int train_write_json(const char *path, const struct train_config *c, const struc
         fprintf(f, "\"time_to_target_s\": null, \"epoch_to_target\": null, ");
     fprintf(f, "\"final_test_accuracy\": %.6f, \"throughput_mean\": %.3f, \"throughput_ci95\": %.3f, "
                "\"compute_s_per_iter\": %.6f, \"comm_s_per_iter\": %.6f, "
-               "\"bytes_per_epoch_formula\": %.0f, \"bytes_per_epoch_actual\": null, "
+               "\"bytes_per_epoch_formula\": %.0f, \"bytes_per_epoch_actual\": %.0f, "
                "\"parameters\": %zu}\n}\n",
             r->final_test_accuracy, r->throughput_mean, r->throughput_ci95, r->compute_s_per_iter,
-            r->comm_s_per_iter, r->bytes_per_epoch_formula, r->nparams);
+            r->comm_s_per_iter, r->bytes_per_epoch_formula, r->bytes_per_epoch_actual, r->nparams);
     return fclose(f) ? -1 : 0;
 }

@@ -25,8 +25,10 @@ collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__o
     for (size_t off = 0; off < op->count; off += chunk) {
         size_t m = op->count - off < chunk ? op->count - off : chunk;
         unsigned parity = collie__win_round(comm);
-        if (is_root)
+        if (is_root) {
             memcpy(collie__win_slot(comm, root, parity), buf + off * es, m * es);
+            collie__count_sent(comm, m * es);
+        }
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;

@@ -124,8 +124,10 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
     if (st != COLLIE_OK)
         return st;
     enum collie__coll coll = op->desc.coll;
-    if (!op->count && coll != COLLIE_COLL_BARRIER)
+    if (!op->count && coll != COLLIE_COLL_BARRIER) {
+        comm->ops++;
         return COLLIE_OK;
+    }
     if (coll == COLLIE_COLL_ALLGATHER && op->sendbuf == op->recvbuf)
         op->sendbuf = (unsigned char *)op->recvbuf + (size_t)comm->rank * op->count * op->elem_size;
 
@@ -140,16 +142,20 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
     d->count = op->count;
     comm->cur = *d;
 
-    if (coll == COLLIE_COLL_SEND)
-        return comm->peer_transport[op->root]->send(comm, op->root, op->sendbuf, d);
-    if (coll == COLLIE_COLL_RECV)
-        return comm->peer_transport[op->root]->recv(comm, op->root, op->recvbuf, d);
+    if (coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV) {
+        const struct collie__transport *t = comm->peer_transport[op->root];
+        st = coll == COLLIE_COLL_SEND ? t->send(comm, op->root, op->sendbuf, d)
+                                      : t->recv(comm, op->root, op->recvbuf, d);
+        comm->ops += st == COLLIE_OK;
+        return st;
+    }
     op->stream_out = comm->nt_min && output_bytes(comm, op) >= comm->nt_min;
     collie__shm_begin(comm, d);
     comm->seq++;
     st = collie__select(comm, op)->run(comm, op);
     if (op->stream_out)
         collie__stream_fence();
+    comm->ops += st == COLLIE_OK;
     return st;
 }
 

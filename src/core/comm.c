@@ -189,6 +189,18 @@ int collie_size(const collie_comm *comm) { return comm ? comm->size : -1; }
 int collie_local_rank(const collie_comm *comm) { return comm ? comm->local_rank : -1; }
 int collie_local_size(const collie_comm *comm) { return comm ? comm->local_size : -1; }
 
+collie_status collie_get_counters(const collie_comm *comm, unsigned long long *ops,
+                                  unsigned long long *bytes_sent)
+{
+    if (!comm)
+        return COLLIE_ERR_INVALID_ARG;
+    if (ops)
+        *ops = comm->ops;
+    if (bytes_sent)
+        *bytes_sent = comm->bytes_sent;
+    return COLLIE_OK;
+}
+
 const char *collie_last_error(const collie_comm *comm)
 {
     return comm ? comm->last_error : init_error;

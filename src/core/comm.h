@@ -37,6 +37,7 @@ struct collie_comm {
     const struct collie__algo *forced[COLLIE_COLL_COUNT]; /* by COLLIE_ALGO, else NULL */
     const void **scratch_srcs; /* local_size pointers, for reduction sources */
 
+    unsigned long long ops, bytes_sent; /* collie_get_counters */
     collie_status failed; /* sticky status; COLLIE_OK while healthy */
     char last_error[512];
 };
@@ -65,6 +66,9 @@ collie_status collie__fail(collie_comm *comm, collie_status status, const char *
 
 /* Adopts a failure first decided by another rank (message already formatted). */
 collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, const char *msg);
+
+/* Algorithms and transports count what they hand to peers (collie_get_counters). */
+static inline void collie__count_sent(collie_comm *comm, size_t bytes) { comm->bytes_sent += bytes; }
 
 /* "COLLIE_ERR_TIMEOUT", ...: the enumerator's name, for logs. */
 const char *collie__status_name(collie_status status);

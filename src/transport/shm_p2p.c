@@ -33,6 +33,7 @@ static collie_status push(collie_comm *comm, int to, const unsigned char *src, s
     struct collie__chan *c = collie__shm_chan(s, s->me, to);
     unsigned char *ring = collie__shm_ring(s, s->me, to);
     uint32_t cap = (uint32_t)s->map.ring_bytes, head = s->sent[to];
+    const size_t total = len;
     while (len) {
         uint32_t tail = atomic_load_explicit(&c->tail.value, memory_order_acquire);
         uint32_t room = cap - (head - tail);
@@ -56,6 +57,7 @@ static collie_status push(collie_comm *comm, int to, const unsigned char *src, s
         collie__flag_post(&c->head, head);
     }
     s->sent[to] = head;
+    collie__count_sent(comm, total);
     return COLLIE_OK;
 }
 

@@ -40,6 +40,19 @@ for t in float16 bfloat16; do
     expect_output "final test accuracy (0\.9[0-9]*|1\.0000)"
 done
 
+# scaling: one run per rank count, speedup and efficiency against 1 rank; the plot
+expect_status 0 "$collie" train mlp --synthetic 6000 --hidden 32 --epochs 2 --scaling 1,2 --plot "$dir/s.png"
+expect_output "^# ranks +samples/s +\+- +speedup +efficiency +tta\(s\) +epoch +final_acc +comm/compute$"
+expect_output "^ +1 +[0-9.]+ +[0-9.]+ +1\.00 +1\.00 "
+expect_output "^ +2 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ "
+[ "$(grep -c '^# [12] ranks' "$dir/s.png.dat")" = 2 ] || fail "plot data: $(cat "$dir/s.png.dat")"
+if command -v gnuplot >/dev/null; then
+    [ "$(head -c 4 "$dir/s.png" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "no PNG drawn"
+fi
+expect_status 2 "$collie" train mlp --scaling 1,x
+expect_status 2 env COLLIE_RANK=0 COLLIE_SIZE=1 "$collie" train mlp --scaling 1,2
+expect_output "drop them"
+
 # data files: missing, corrupt
 expect_status 1 "$collie" train mlp -n 1 --data "$dir/nowhere"
 expect_output "$dir/nowhere/train-images-idx3-ubyte: cannot open"

@@ -9,11 +9,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../train/dataset.h"
 #include "../train/trainer.h"
 #include "launch.h"
 #include "tools.h"
+#include "train_scaling.h"
+
+/* What the command line asks beyond the training itself. */
+struct train_cli {
+    const char *csv, *json, *save, *plot, *raw;
+    int scaling[16], nscaling;
+};
 
 static void usage(FILE *out)
 {
@@ -38,7 +46,9 @@ static void usage(FILE *out)
             "  --seed S            same seed, same data order and initial weights (default 1)\n"
             "  --max-steps N       stop after N steps\n"
             "  --csv FILE, --json FILE   per-epoch rows and the summary\n"
-            "  --save FILE         the trained parameters, float32 (W1 b1 W2 b2 ...)\n",
+            "  --save FILE         the trained parameters, float32 (W1 b1 W2 b2 ...)\n"
+            "  --scaling 1,2,4,8   run at each rank count; print speedup, efficiency, time to target\n"
+            "  --plot FILE.png     accuracy and loss against time (and the scaling curve), by gnuplot\n",
             FASHION_MNIST_DIR);
 }
 
@@ -59,8 +69,21 @@ static int parse_hidden(const char *s, struct train_config *c)
 }
 
 /* Fills c from argv; returns the -n value (0 if none), or -1. */
-static int parse(int argc, char **argv, struct train_config *c, const char **csv,
-                 const char **json, const char **save)
+static int parse_counts(const char *s, struct train_cli *cli)
+{
+    cli->nscaling = 0;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > 4096 || cli->nscaling == 16 || (*end && *end != ','))
+            return -1;
+        cli->scaling[cli->nscaling++] = (int)v;
+        s = *end ? end + 1 : end;
+    }
+    return cli->nscaling ? 0 : -1;
+}
+
+static int parse(int argc, char **argv, struct train_config *c, struct train_cli *cli)
 {
     int nranks = 0, model = -1;
     for (int i = 1; i < argc; i++) {
@@ -107,9 +130,12 @@ static int parse(int argc, char **argv, struct train_config *c, const char **csv
             else if (!strcmp(v, "bfloat16") || !strcmp(v, "bf16")) c->grad_dtype = COLLIE_BFLOAT16;
             else goto bad;
         }
-        else if (!strcmp(a, "--csv")) *csv = v;
-        else if (!strcmp(a, "--json")) *json = v;
-        else if (!strcmp(a, "--save")) *save = v;
+        else if (!strcmp(a, "--csv")) cli->csv = v;
+        else if (!strcmp(a, "--json")) cli->json = v;
+        else if (!strcmp(a, "--save")) cli->save = v;
+        else if (!strcmp(a, "--plot")) cli->plot = v;
+        else if (!strcmp(a, "--raw")) cli->raw = v; /* internal: driver <-> job */
+        else if (!strcmp(a, "--scaling")) { if (parse_counts(v, cli)) goto bad; }
         else {
             fprintf(stderr, "collie train: unknown option '%s' (try --help)\n", a);
             return -1;
@@ -137,26 +163,69 @@ static int save_params(const char *path, const float *p, size_t n)
     return fclose(f) || w != n ? -1 : 0;
 }
 
-/* Outside a job: `collie run -n N <self> train <the same arguments without -n>`. */
-static int launch(int argc, char **argv, int nranks)
+/* Rank 0's results, appended for the driver: a "run" line, then one line per epoch. */
+static int write_raw(const char *path, const struct train_result *r)
 {
-    char self[PATH_MAX], n[16];
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return -1;
+    fprintf(f, "run %d %.3f %.3f %.3f %d %.6f %.6f %.6f\n", r->ranks, r->throughput_mean,
+            r->throughput_ci95, r->time_to_target_s, r->epoch_to_target, r->final_test_accuracy,
+            r->compute_s_per_iter, r->comm_s_per_iter);
+    for (int i = 0; i < r->epochs_run; i++)
+        fprintf(f, "epoch %d %d %.3f %.6f %.6f\n", r->ranks, r->epoch[i].epoch, r->epoch[i].wall_s,
+                r->epoch[i].loss, r->epoch[i].test_accuracy);
+    return fclose(f) ? -1 : 0;
+}
+
+/*
+ * Outside a job: `collie run -n N <self> train ARGS` for each rank count,
+ * ARGS being ours without -n, --scaling and --plot, plus --raw when the
+ * driver reports (scaling, plot).
+ */
+static int launch(int argc, char **argv, const struct train_config *c, const struct train_cli *cli,
+                  int nranks)
+{
+    char self[PATH_MAX], n[16], raw[] = "/tmp/collie-train-XXXXXX";
     if (tools_self_path(self, sizeof self))
         return 1;
-    snprintf(n, sizeof n, "%d", nranks);
-    char **args = calloc((size_t)argc + 8, sizeof *args);
-    int k = 0;
-    args[k++] = self, args[k++] = "run", args[k++] = "-n", args[k++] = n;
-    args[k++] = self, args[k++] = "train";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-n")) {
-            i++;
-            continue;
-        }
-        args[k++] = argv[i];
+    int reports = cli->nscaling || cli->plot, counts[16] = {nranks}, ncounts = 1, rc = 0;
+    if (cli->nscaling) {
+        memcpy(counts, cli->scaling, sizeof counts);
+        ncounts = cli->nscaling;
     }
-    int rc = tools_run_job(args);
+    if (reports) {
+        int fd = mkstemp(raw);
+        if (fd < 0)
+            return 1;
+        close(fd);
+    }
+    char **args = calloc((size_t)argc + 10, sizeof *args);
+    for (int k = 0; k < ncounts && rc == 0; k++) {
+        int a = 0;
+        snprintf(n, sizeof n, "%d", counts[k]);
+        args[a++] = self, args[a++] = "run", args[a++] = "-n", args[a++] = n;
+        args[a++] = self, args[a++] = "train";
+        for (int i = 1; i < argc; i++) {
+            if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--scaling") || !strcmp(argv[i], "--plot")) {
+                i++;
+                continue;
+            }
+            args[a++] = argv[i];
+        }
+        if (reports)
+            args[a++] = "--raw", args[a++] = raw;
+        args[a] = NULL;
+        if (cli->nscaling)
+            printf("# collie train on %d rank(s)\n", counts[k]);
+        rc = tools_run_job(args);
+    }
     free(args);
+    if (reports) {
+        if (rc == 0)
+            rc = train_report_runs(raw, c->target, cli->nscaling > 0, cli->plot);
+        unlink(raw);
+    }
     return rc ? 1 : 0;
 }
 
@@ -165,14 +234,15 @@ int collie_tool_train(int argc, char **argv)
     struct train_config c = {.data = FASHION_MNIST_DIR, .batch = 64, .epochs = 20, .lr = 0.02f,
                              .scale_lr = 1, .momentum = 0.9f, .grad_dtype = COLLIE_FLOAT32,
                              .seed = 1, .optim = OPTIM_SGD, .nhidden = 1, .hidden = {128}};
-    const char *csv = NULL, *json = NULL, *save = NULL;
-    int nranks = parse(argc, argv, &c, &csv, &json, &save);
+    struct train_cli cli = {0};
+    int nranks = parse(argc, argv, &c, &cli);
     if (nranks < 0)
         return 2;
     if (!tools_in_a_job())
-        return launch(argc, argv, nranks ? nranks : 1);
-    if (nranks) {
-        fprintf(stderr, "collie train: -n launches a job, but this already is one; drop -n\n");
+        return launch(argc, argv, &c, &cli, nranks ? nranks : 1);
+    if (nranks || cli.nscaling || cli.plot) {
+        fprintf(stderr, "collie train: -n, --scaling and --plot launch jobs, but this already is "
+                        "one; drop them\n");
         return 2;
     }
     collie_comm *comm;
@@ -192,12 +262,14 @@ int collie_tool_train(int argc, char **argv)
     int rc = train_run(comm, &c, &r);
     if (rc == 0 && collie_rank(comm) == 0) {
         train_print_summary(stdout, &c, &r);
-        if (csv && train_write_csv(csv, &r))
-            fprintf(stderr, "collie train: cannot write %s\n", csv);
-        if (json && train_write_json(json, &c, &r))
-            fprintf(stderr, "collie train: cannot write %s\n", json);
-        if (save && save_params(save, r.weights, r.nparams))
-            fprintf(stderr, "collie train: cannot write %s\n", save);
+        if (cli.csv && train_write_csv(cli.csv, &r))
+            fprintf(stderr, "collie train: cannot write %s\n", cli.csv);
+        if (cli.json && train_write_json(cli.json, &c, &r))
+            fprintf(stderr, "collie train: cannot write %s\n", cli.json);
+        if (cli.save && save_params(cli.save, r.weights, r.nparams))
+            fprintf(stderr, "collie train: cannot write %s\n", cli.save);
+        if (cli.raw && write_raw(cli.raw, &r))
+            fprintf(stderr, "collie train: cannot write %s\n", cli.raw);
     }
     free(r.epoch);
     free(r.weights);

@@ -1,6 +1,7 @@
 /*
  * test_mlp.c - the MLP's gradients against central finite differences, for
- * every layer's weights and biases, with and without hidden layers.
+ * every layer's weights and biases, with and without hidden layers, softmax
+ * (several classes) and sigmoid (two classes) outputs.
  */
 #include <math.h>
 
@@ -18,8 +19,9 @@ static void gradcheck(const int *sizes, int nlayers)
     uint64_t s = 3;
     for (int i = 0; i < BATCH * sizes[0]; i++)
         x[i] = train_uniform(&s);
+    int classes = sizes[nlayers] == 1 ? 2 : sizes[nlayers]; /* one output: binary */
     for (int i = 0; i < BATCH; i++)
-        y[i] = (uint8_t)(train_rand(&s) % (uint64_t)sizes[nlayers]);
+        y[i] = (uint8_t)(train_rand(&s) % (uint64_t)classes);
     mlp_forward_backward(&m, x, y, BATCH, 1);
     float *analytic = malloc(m.nparams * sizeof(float));
     memcpy(analytic, m.grads, m.nparams * sizeof(float));
@@ -43,8 +45,10 @@ static void gradcheck(const int *sizes, int nlayers)
 
 int main(void)
 {
-    const int logreg[] = {16, 4}, deep[] = {16, 12, 8, 4};
+    const int logreg[] = {16, 4}, deep[] = {16, 12, 8, 4}, binary[] = {16, 1}, deep_binary[] = {16, 8, 1};
     gradcheck(logreg, 1);
     gradcheck(deep, 3);
+    gradcheck(binary, 1);
+    gradcheck(deep_binary, 2);
     return 0;
 }

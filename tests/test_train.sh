@@ -53,6 +53,24 @@ expect_status 2 "$collie" train mlp --scaling 1,x
 expect_status 2 env COLLIE_RANK=0 COLLIE_SIZE=1 "$collie" train mlp --scaling 1,2
 expect_output "drop them"
 
+# LIBSVM data and binary logistic regression (one sigmoid output: dim + 1 parameters)
+for i in $(seq 1 600); do
+    if [ $((i % 2)) = 0 ]; then echo "+1 1:0.$((i % 4 + 6)) 2:0.$((i % 3)) 3:0.5"
+    else echo "-1 1:0.$((i % 4)) 2:0.$((i % 3 + 6)) 3:0.5"; fi
+done > "$dir/sep.svm"
+expect_status 0 "$collie" train logreg --libsvm "$dir/sep.svm" -n 2 --epochs 5 --batch 16
+expect_output "^parameters 4;"
+expect_output "final test accuracy (0\.9[5-9][0-9]*|1\.0000)"
+printf '+1 1:0.5 7:1\n' > "$dir/wide.svm"
+expect_status 1 "$collie" train logreg --libsvm "$dir/sep.svm" --libsvm-test "$dir/wide.svm" -n 1
+expect_output "wide.svm: feature index 7 is beyond the 3 features expected"
+printf '+1 1:0.5\n+1 2=0.5\n' > "$dir/bad.svm"
+expect_status 1 "$collie" train logreg --libsvm "$dir/bad.svm" -n 1
+expect_output "bad.svm: line 2: '2=0.5' is not INDEX:VALUE"
+printf '+1 1:0.5\nyes 1:0.5\n' > "$dir/bad.svm"
+expect_status 1 "$collie" train logreg --libsvm "$dir/bad.svm" -n 1
+expect_output "bad.svm: line 2: label 'yes' is not -1, \+1 or a class 0..255"
+
 # data files: missing, corrupt
 expect_status 1 "$collie" train mlp -n 1 --data "$dir/nowhere"
 expect_output "$dir/nowhere/train-images-idx3-ubyte: cannot open"

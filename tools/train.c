@@ -34,6 +34,9 @@ static void usage(FILE *out)
             "  --dropout P         dropout on hidden layers (default 0)\n"
             "  --data DIR          MNIST-format IDX files (default %s)\n"
             "  --synthetic N       a synthetic data set of N samples instead\n"
+            "  --libsvm FILE       LIBSVM-format data (the epsilon set's); two classes train a\n"
+            "                      sigmoid output with binary cross-entropy\n"
+            "  --libsvm-test FILE  its test set (default: the last sixth of FILE)\n"
             "  --batch B           samples per rank and step (default 64)\n"
             "  --epochs E          at most E epochs (default 20)\n"
             "  --lr LR             learning rate per rank (default 0.02; x ranks: linear scaling)\n"
@@ -115,6 +118,8 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
         else if (!strcmp(a, "--hidden")) { if (parse_hidden(v, c)) goto bad; }
         else if (!strcmp(a, "--dropout")) { c->dropout = strtof(v, &end); if (!(c->dropout >= 0 && c->dropout < 1)) goto bad; }
         else if (!strcmp(a, "--data")) c->data = v;
+        else if (!strcmp(a, "--libsvm")) c->libsvm = v;
+        else if (!strcmp(a, "--libsvm-test")) c->libsvm_test = v;
         else if (!strcmp(a, "--synthetic")) { c->synthetic = (int)strtol(v, &end, 10); if (c->synthetic < 1) goto bad; }
         else if (!strcmp(a, "--batch")) { c->batch = (int)strtol(v, &end, 10); if (c->batch < 1) goto bad; }
         else if (!strcmp(a, "--epochs")) { c->epochs = (int)strtol(v, &end, 10); if (c->epochs < 1) goto bad; }
@@ -258,7 +263,8 @@ int collie_tool_train(int argc, char **argv)
     struct train_result r;
     if (collie_rank(comm) == 0)
         printf("collie train: %d rank(s), %d layer(s), batch %d per rank, %s\n", collie_size(comm),
-               c.nhidden + 1, c.batch, c.synthetic ? "synthetic data" : c.data);
+               c.nhidden + 1, c.batch,
+               c.synthetic ? "synthetic data" : c.libsvm ? c.libsvm : c.data);
     int rc = train_run(comm, &c, &r);
     if (rc == 0 && collie_rank(comm) == 0) {
         train_print_summary(stdout, &c, &r);

@@ -132,6 +132,125 @@ int dataset_load_idx(const char *dir, int test, struct dataset *d, char *err, si
     return 0;
 }
 
+/* One parsed line: label, and (index, value) pairs appended to the growing arrays. */
+struct libsvm_rows {
+    int n, cap, maxidx;
+    int *label;
+    size_t nnz, nnz_cap;
+    int *row_end, *idx;
+    float *val;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 1024;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static int parse_libsvm_line(char *line, int lineno, struct libsvm_rows *t, const char *path,
+                             char *err, size_t errlen)
+{
+    char *save, *tok = strtok_r(line, " \t\r\n", &save), *end;
+    if (!tok)
+        return 1; /* blank line */
+    long label = strtol(tok, &end, 10);
+    if (*end && strcmp(end, ".0") && strcmp(end, ".000000"))
+        label = -1000;
+    if (label == -1)
+        label = 0;
+    if (label < 0 || label > 255) {
+        snprintf(err, errlen, "%s: line %d: label '%s' is not -1, +1 or a class 0..255", path,
+                 lineno, tok);
+        return -1;
+    }
+    size_t row_cap = (size_t)t->cap;
+    if (grow((void **)&t->label, &row_cap, (size_t)t->n + 1, sizeof(int)))
+        return -1;
+    row_cap = (size_t)t->cap;
+    if (grow((void **)&t->row_end, &row_cap, (size_t)t->n + 1, sizeof(int)))
+        return -1;
+    t->cap = (int)row_cap;
+    t->label[t->n] = (int)label;
+    while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+        long index = strtol(tok, &end, 10);
+        float value = *end == ':' ? strtof(end + 1, &end) : 0;
+        if (index < 1 || index > 100000000 || *end || !strchr(tok, ':')) {
+            snprintf(err, errlen, "%s: line %d: '%s' is not INDEX:VALUE with INDEX >= 1", path,
+                     lineno, tok);
+            return -1;
+        }
+        size_t cap = t->nnz_cap;
+        if (grow((void **)&t->idx, &cap, t->nnz + 1, sizeof(int)))
+            return -1;
+        cap = t->nnz_cap;
+        if (grow((void **)&t->val, &cap, t->nnz + 1, sizeof(float)))
+            return -1;
+        t->nnz_cap = cap;
+        t->idx[t->nnz] = (int)index;
+        t->val[t->nnz++] = value;
+        t->maxidx = (int)index > t->maxidx ? (int)index : t->maxidx;
+    }
+    t->row_end[t->n++] = (int)t->nnz;
+    return 0;
+}
+
+int dataset_load_libsvm(const char *path, int dim, struct dataset *d, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return fail(err, errlen, path, "cannot open");
+    struct libsvm_rows t = {0};
+    char *line = NULL;
+    size_t len = 0;
+    int lineno = 0, rc = 0;
+    while (rc >= 0 && getline(&line, &len, f) > 0)
+        rc = parse_libsvm_line(line, ++lineno, &t, path, err, errlen);
+    free(line);
+    fclose(f);
+    if (rc >= 0 && !t.n)
+        rc = fail(err, errlen, path, "no samples");
+    if (rc >= 0 && dim > 0 && t.maxidx > dim) {
+        snprintf(err, errlen, "%s: feature index %d is beyond the %d features expected", path,
+                 t.maxidx, dim);
+        rc = -1;
+    }
+    int maxlabel = 0;
+    for (int i = 0; rc >= 0 && i < t.n; i++)
+        maxlabel = t.label[i] > maxlabel ? t.label[i] : maxlabel;
+    if (rc >= 0) {
+        d->dim = dim > 0 ? dim : t.maxidx;
+        d->n = t.n;
+        if (d->dim < 1)
+            rc = fail(err, errlen, path, "no features in any sample");
+    }
+    if (rc >= 0) {
+        d->classes = maxlabel + 1 < 2 ? 2 : maxlabel + 1;
+        d->x = calloc((size_t)d->n * (size_t)d->dim, sizeof(float));
+        d->y = malloc((size_t)d->n);
+        if (!d->x || !d->y)
+            rc = fail(err, errlen, path, "out of memory");
+    }
+    for (int i = 0, k = 0; rc >= 0 && i < t.n; i++) {
+        d->y[i] = (uint8_t)t.label[i];
+        for (; k < t.row_end[i]; k++)
+            d->x[(size_t)i * (size_t)d->dim + (size_t)(t.idx[k] - 1)] = t.val[k];
+    }
+    free(t.label), free(t.row_end), free(t.idx), free(t.val);
+    if (rc < 0)
+        dataset_free(d);
+    return rc < 0 ? -1 : 0;
+}
+
 int dataset_synthetic(struct dataset *d, int n, int dim, int classes, uint64_t seed,
                       uint64_t stream)
 {

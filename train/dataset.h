@@ -24,6 +24,15 @@ struct dataset {
 int dataset_load_idx(const char *dir, int test, struct dataset *d, char *err, size_t errlen);
 
 /*
+ * Loads a LIBSVM-format file (the epsilon data set's): one sample per line,
+ * "LABEL INDEX:VALUE ...", indices from 1.  Labels -1/+1 (or 0/1) become
+ * classes 0/1; other integer labels 0..255 are classes as they are.  dim 0
+ * takes the largest index seen.  Returns 0, or -1 with err naming the file,
+ * the line and what was wrong.
+ */
+int dataset_load_libsvm(const char *path, int dim, struct dataset *d, char *err, size_t errlen);
+
+/*
  * A synthetic classification set of the same shape: class c's samples
  * scatter around a random prototype, so a model can learn it.  The
  * prototypes come from seed, the samples from seed and stream: a training

@@ -104,18 +104,38 @@ static float softmax_loss(float *p, const uint8_t *y, int batch, int classes)
     return (float)(loss / batch);
 }
 
+/*
+ * One output: the probability of class 1 is sigmoid(z); binary cross-entropy
+ * in its stable form, max(z, 0) - z y + log(1 + exp(-|z|)).  z is replaced by
+ * the probability.
+ */
+static float sigmoid_loss(float *z, const uint8_t *y, int batch)
+{
+    double loss = 0;
+    for (int i = 0; i < batch; i++) {
+        float v = z[i], t = (float)y[i];
+        loss += (v > 0 ? v : 0) - v * t + log1pf(expf(-fabsf(v)));
+        z[i] = 1 / (1 + expf(-v));
+    }
+    return (float)(loss / batch);
+}
+
 float mlp_forward_backward(struct mlp *m, const float *x, const uint8_t *y, int batch, int train)
 {
     int L = m->nlayers, classes = m->size[L];
     forward(m, x, batch, train);
-    float loss = softmax_loss(m->act[L], y, batch, classes);
+    float loss = classes == 1 ? sigmoid_loss(m->act[L], y, batch)
+                              : softmax_loss(m->act[L], y, batch, classes);
     if (!train)
         return loss;
-    /* dZ_L = (softmax - onehot) / batch */
+    /* dZ_L = (probabilities - targets) / batch, for softmax and for sigmoid alike */
     float *dz = m->delta[0];
     memcpy(dz, m->act[L], sizeof(float) * (size_t)batch * (size_t)classes);
     for (int i = 0; i < batch; i++)
-        dz[(size_t)i * (size_t)classes + y[i]] -= 1;
+        if (classes == 1)
+            dz[i] -= (float)y[i];
+        else
+            dz[(size_t)i * (size_t)classes + y[i]] -= 1;
     for (size_t i = 0; i < (size_t)batch * (size_t)classes; i++)
         dz[i] /= (float)batch;
     for (int l = L - 1; l >= 0; l--) {
@@ -149,6 +169,8 @@ int mlp_correct(struct mlp *m, const float *x, const uint8_t *y, int batch)
     for (int i = 0; i < batch; i++) {
         const float *row = m->act[m->nlayers] + (size_t)i * (size_t)classes;
         int best = 0;
+        if (classes == 1)
+            best = row[0] > 0; /* the logit: class 1 when its probability passes 1/2 */
         for (int c = 1; c < classes; c++)
             best = row[c] > row[best] ? c : best;
         correct += best == y[i];

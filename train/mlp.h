@@ -1,7 +1,8 @@
 /*
  * mlp.h - a multilayer perceptron for classification: Linear layers with
- * ReLU and (inverted) dropout between them, softmax cross-entropy on top.
- * No hidden layer makes it multinomial logistic regression.
+ * ReLU and (inverted) dropout between them, softmax cross-entropy on top; a
+ * single output unit means two classes: sigmoid and binary cross-entropy.
+ * No hidden layer makes it logistic regression (binary or multinomial).
  *
  * Parameters and gradients each live in one flat buffer (W1 b1 W2 b2 ...),
  * so data-parallel training averages all gradients with one allreduce.
@@ -16,7 +17,7 @@
 
 struct mlp {
     int nlayers;                     /* weight layers */
-    int size[MLP_MAX_LAYERS + 1];    /* size[0]: input features; size[nlayers]: classes */
+    int size[MLP_MAX_LAYERS + 1];    /* size[0]: input features; size[nlayers]: classes, or 1 */
     float dropout;                   /* probability of dropping a hidden unit in training */
     size_t nparams;
     float *params, *grads;

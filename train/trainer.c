@@ -29,6 +29,29 @@ static int check(collie_comm *comm, collie_status st, const char *what)
     return -1;
 }
 
+/* Without a test file: the last sixth of the samples, in file order, become the test set. */
+static int split_off_test(struct dataset *train, struct dataset *test, char *err, size_t errlen)
+{
+    int n_test = train->n / 6;
+    if (n_test < 1) {
+        snprintf(err, errlen, "%d samples are too few to hold out a test set", train->n);
+        return -1;
+    }
+    *test = (struct dataset){.n = n_test, .dim = train->dim, .classes = train->classes};
+    test->x = malloc(sizeof(float) * (size_t)n_test * (size_t)train->dim);
+    test->y = malloc((size_t)n_test);
+    if (!test->x || !test->y) {
+        dataset_free(test);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    train->n -= n_test;
+    memcpy(test->x, train->x + (size_t)train->n * (size_t)train->dim,
+           sizeof(float) * (size_t)n_test * (size_t)train->dim);
+    memcpy(test->y, train->y + train->n, (size_t)n_test);
+    return 0;
+}
+
 static int load(const struct train_config *c, struct dataset *train, struct dataset *test,
                 int rank)
 {
@@ -41,6 +64,16 @@ static int load(const struct train_config *c, struct dataset *train, struct data
             return -1;
         }
         return 0;
+    }
+    if (c->libsvm) {
+        if (dataset_load_libsvm(c->libsvm, 0, train, err, sizeof err) == 0 &&
+            (c->libsvm_test ? dataset_load_libsvm(c->libsvm_test, train->dim, test, err, sizeof err)
+                            : split_off_test(train, test, err, sizeof err)) == 0)
+            return 0;
+        if (rank == 0)
+            fprintf(stderr, "collie train: %s\n", err);
+        dataset_free(train);
+        return -1;
     }
     if (dataset_load_idx(c->data, 0, train, err, sizeof err) ||
         dataset_load_idx(c->data, 1, test, err, sizeof err)) {
@@ -99,7 +132,7 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
     sizes[0] = train.dim;
     for (int l = 0; l < c->nhidden; l++)
         sizes[l + 1] = c->hidden[l];
-    sizes[nl] = train.classes;
+    sizes[nl] = train.classes == 2 ? 1 : train.classes; /* two classes: one sigmoid output */
     struct mlp m;
     struct optim o = {.momentum = c->momentum, .weight_decay = c->weight_decay,
                       .nesterov = c->nesterov};

@@ -17,6 +17,7 @@ struct train_config {
     int hidden[MLP_MAX_LAYERS - 1], nhidden; /* no hidden layer: logistic regression */
     float dropout;
     const char *data;      /* MNIST-format directory */
+    const char *libsvm, *libsvm_test; /* LIBSVM files instead (test: else the last sixth) */
     int synthetic;         /* > 0: a synthetic set of this many training samples instead */
     int batch;             /* per rank */
     int epochs;

@@ -126,8 +126,18 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
     r->time_to_target_s = -1;
     r->epoch_to_target = -1;
     struct dataset train, test;
-    if (load(c, &train, &test, rank))
+    /* Every rank learns whether every rank loaded its data: they fail together, at once. */
+    int loaded = load(c, &train, &test, rank) == 0, all = loaded;
+    if (check(comm, collie_allreduce(comm, &all, &all, 1, COLLIE_INT32, COLLIE_MIN), "start") ||
+        !all) {
+        if (loaded) {
+            dataset_free(&train);
+            dataset_free(&test);
+        }
+        if (all == 0 && loaded && rank == 0)
+            fprintf(stderr, "collie train: another rank could not load the data (see its output)\n");
         return -1;
+    }
     int sizes[MLP_MAX_LAYERS + 1], nl = c->nhidden + 1;
     sizes[0] = train.dim;
     for (int l = 0; l < c->nhidden; l++)
@@ -154,7 +164,7 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
         optim_init(&o, c->optim, m.nparams) || !xb || !yb || !perm || !iter_s || !r->epoch ||
         !(wire = malloc(m.nparams * 2))) {
         fprintf(stderr, "collie train: out of memory\n");
-        goto out;
+        goto out_model; /* both free what their init left, or nothing */
     }
     r->nparams = m.nparams;
     /* Same seed, same weights; the broadcast makes it so whatever the seed does. */

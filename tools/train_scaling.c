@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plot.h"
 #include "train_scaling.h"
 
 /* One run's summary and epochs, as read back. */
@@ -70,15 +71,11 @@ static void print_table(const struct run *runs, int n, double target)
 
 static int plot(const char *png, const struct run *runs, int n)
 {
-    char dat[1024], gp[1024];
-    snprintf(dat, sizeof dat, "%s.dat", png);
-    snprintf(gp, sizeof gp, "%s.gp", png);
-    FILE *d = fopen(dat, "w"), *g = fopen(gp, "w");
-    if (!d || !g) {
-        if (d) fclose(d);
-        if (g) fclose(g);
+    struct tools_plot p;
+    if (tools_plot_open(&p, png))
         return -1;
-    }
+    FILE *d = p.d, *g = p.g;
+    const char *dat = p.dat;
     for (int i = 0; i < n; i++) { /* blocks 0..n-1: wall loss accuracy per epoch */
         fprintf(d, "# %d ranks\n", runs[i].ranks);
         for (int e = 0; e < runs[i].epochs; e++)
@@ -89,7 +86,6 @@ static int plot(const char *png, const struct run *runs, int n)
     for (int i = 0; i < n; i++)
         fprintf(d, "%d %.4f\n", runs[i].ranks,
                 runs[0].thr > 0 ? runs[i].thr / (runs[0].thr / runs[0].ranks) : 0);
-    fclose(d);
     fprintf(g, "set terminal pngcairo size 1500,480 noenhanced font ',10'\nset output '%s'\n"
                "set multiplot layout 1,3 title 'collie train'\nset grid\nset key bottom right\n"
                "set xlabel 'wall time (s)'\nset ylabel 'test accuracy'\nset title 'accuracy'\nplot ", png);
@@ -101,16 +97,7 @@ static int plot(const char *png, const struct run *runs, int n)
     fprintf(g, "\nset key top left\nset xlabel 'ranks'\nset ylabel 'speedup'\nset title 'throughput scaling'\n"
                "plot '%s' index %d using 1:2 with linespoints title 'measured', x with lines title 'ideal'\n"
                "unset multiplot\n", dat, n);
-    fclose(g);
-    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
-        fprintf(stderr, "collie train: gnuplot is not installed, so %s was not drawn; install it with "
-                        "`apt-get install gnuplot-nox`, then run `gnuplot %s` (the data is in %s)\n",
-                png, gp, dat);
-        return 1;
-    }
-    char cmd[2200];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
-    return system(cmd) == 0 ? 0 : -1;
+    return tools_plot_draw(&p, png, "collie train");
 }
 
 int train_report_runs(const char *raw, double target, int scaling, const char *png)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "../plot.h"
 #include "report.h"
 
 static double algbw(const struct bench_row *r, double us) { return (double)r->bytes / us / 1e3; }
@@ -210,15 +211,11 @@ int bench_write_json(const char *path, const struct bench_rows *rows,
 /* One data block per (backend, collective): size, busbw, time (medians of rounds). */
 int bench_plot(const char *png, const struct bench_opts *o, const struct bench_rows *rows)
 {
-    char dat[1024], gp[1024];
-    snprintf(dat, sizeof dat, "%s.dat", png);
-    snprintf(gp, sizeof gp, "%s.gp", png);
-    FILE *d = fopen(dat, "w"), *g = fopen(gp, "w");
-    if (!d || !g) {
-        if (d) fclose(d);
-        if (g) fclose(g);
+    struct tools_plot p;
+    if (tools_plot_open(&p, png))
         return -1;
-    }
+    FILE *d = p.d, *g = p.g;
+    const char *dat = p.dat;
     size_t *sizes = malloc((rows->n + 1) * sizeof *sizes);
     const char *backends[] = {"collie", "mpi"};
     int block = 0;
@@ -242,7 +239,6 @@ int bench_plot(const char *png, const struct bench_opts *o, const struct bench_r
             }
         }
     free(sizes);
-    fclose(d);
     int ranks = rows->n ? rows->row[0].ranks : 0;
     fprintf(g, "set terminal pngcairo size 1400,560 noenhanced font ',10'\n"
                "set output '%s'\nset multiplot layout 1,2 title 'collie bench: %d ranks, %s %s'\n"
@@ -258,14 +254,5 @@ int bench_plot(const char *png, const struct bench_opts *o, const struct bench_r
         fprintf(g, "%s'%s' index %d using 1:3 with linespoints title '%s'", i ? ", " : "", dat, i,
                 titles[i]);
     fprintf(g, "\nunset multiplot\n");
-    fclose(g);
-    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
-        fprintf(stderr, "collie bench: gnuplot is not installed, so %s was not drawn; install it "
-                        "with `apt-get install gnuplot-nox`, then run `gnuplot %s` (the data is in "
-                        "%s)\n", png, gp, dat);
-        return 1;
-    }
-    char cmd[2200];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
-    return system(cmd) == 0 ? 0 : -1;
+    return tools_plot_draw(&p, png, "collie bench");
 }

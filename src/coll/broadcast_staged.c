@@ -9,18 +9,10 @@
 #include "../transport/shm.h"
 #include "algo.h"
 
-static int local_of(const collie_comm *comm, int global_rank)
-{
-    for (int i = 0; i < comm->local_size; i++)
-        if (comm->local_to_global[i] == global_rank)
-            return i;
-    return -1;
-}
-
 collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__op *op)
 {
     const size_t es = op->elem_size, chunk = collie__win_bytes(comm) / es;
-    const int root = local_of(comm, op->root), is_root = comm->rank == op->root;
+    const int root = collie__local_index(comm, op->root), is_root = comm->rank == op->root;
     unsigned char *buf = op->recvbuf;
     for (size_t off = 0; off < op->count; off += chunk) {
         size_t m = op->count - off < chunk ? op->count - off : chunk;

@@ -98,11 +98,14 @@ static int coll_by_name(const char *name, size_t len)
 
 static collie_status unknown(collie_comm *comm, const char *spec, const char *what, size_t len)
 {
+    char known[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < N_ALGOS && used < sizeof known; i++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s%s:%s", i ? ", " : "",
+                                 collie__coll_name(algos[i].coll), algos[i].name);
     return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
-                        "COLLIE_ALGO='%s': no %.*s here; known algorithms: allreduce:oneshot, "
-                        "allreduce:twoshot, reduce:oneshot, reduce:twoshot, broadcast:staged, "
-                        "allgather:staged, reduce_scatter:staged, alltoall:staged, barrier:sync",
-                        spec, (int)len, what);
+                        "COLLIE_ALGO='%s': no %.*s here; known algorithms: %s", spec, (int)len,
+                        what, known);
 }
 
 /* One item: "NAME" (every collective that has it) or "COLL:NAME". */

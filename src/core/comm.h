@@ -67,6 +67,15 @@ collie_status collie__fail(collie_comm *comm, collie_status status, const char *
 /* Adopts a failure first decided by another rank (message already formatted). */
 collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, const char *msg);
 
+/* Index among this host's ranks of a global rank, or -1 if it lives on another host. */
+static inline int collie__local_index(const collie_comm *comm, int global_rank)
+{
+    for (int i = 0; i < comm->local_size; i++)
+        if (comm->local_to_global[i] == global_rank)
+            return i;
+    return -1;
+}
+
 /* Algorithms and transports count what they hand to peers (collie_get_counters). */
 static inline void collie__count_sent(collie_comm *comm, size_t bytes) { comm->bytes_sent += bytes; }
 

@@ -19,14 +19,6 @@ struct msg_header {
     uint64_t count;
 };
 
-static int local_index(const collie_comm *comm, int global_rank)
-{
-    for (int i = 0; i < comm->local_size; i++)
-        if (comm->local_to_global[i] == global_rank)
-            return i;
-    return -1;
-}
-
 static collie_status push(collie_comm *comm, int to, const unsigned char *src, size_t len)
 {
     struct collie__shm *s = comm->shm;
@@ -92,7 +84,7 @@ static collie_status pull(collie_comm *comm, int from, unsigned char *dst, size_
 static collie_status shm_send(collie_comm *comm, int peer, const void *buf,
                               const struct collie__op_desc *desc)
 {
-    int to = local_index(comm, peer);
+    int to = collie__local_index(comm, peer);
     struct msg_header h = {MSG_MAGIC, desc->dtype, desc->count};
     collie_status st = push(comm, to, (const unsigned char *)&h, sizeof h);
     if (st != COLLIE_OK)
@@ -103,7 +95,7 @@ static collie_status shm_send(collie_comm *comm, int peer, const void *buf,
 static collie_status shm_recv(collie_comm *comm, int peer, void *buf,
                               const struct collie__op_desc *desc)
 {
-    int from = local_index(comm, peer);
+    int from = collie__local_index(comm, peer);
     struct msg_header h;
     collie_status st = pull(comm, from, (unsigned char *)&h, sizeof h);
     if (st != COLLIE_OK)

@@ -35,6 +35,22 @@ for key in ranks target time_to_target_s epoch_to_target final_test_accuracy thr
            throughput_ci95 compute_s_per_iter comm_s_per_iter bytes_per_epoch_formula bytes_per_epoch_actual; do
     grep -q "\"$key\": " "$dir/t.json" || fail "JSON lacks $key: $(cat "$dir/t.json")"
 done
+# the synthetic set is not drawn from the weights' random stream: untrained, logreg is at chance
+expect_status 0 "$collie" train logreg --synthetic 3000 -n 1 --max-steps 1 --lr 1e-9 --wd 0
+expect_output "final test accuracy 0\.[0-3]"
+# decay on plateau: at a negligible rate the loss only wanders, and with patience 0 every
+# epoch that does not improve on the best loss by 1e-4 halves the rate after it; replay the
+# rule on the reported losses (every rank decays at once: the run would diverge otherwise)
+expect_status 0 "$collie" train mlp --synthetic 3000 --hidden 16 -n 2 --epochs 8 --lr 1e-9 --no-scale-lr \
+    --plateau 0.5 --patience 0 --csv "$dir/p.csv"
+expect_output "loss on a plateau: lr decayed"
+awk -F, 'NR == 1 { next }
+         { if (NR > 2 && ($7 - want) ^ 2 > (1e-3 * want) ^ 2) { print "epoch " $2 ": lr " $7 ", want " want; bad = 1 }
+           if (NR == 2) { want = $7; best = $4 }
+           else if ($4 < best * (1 - 1e-4)) best = $4
+           else { want /= 2; decays++ } }
+         END { exit bad || !decays }' "$dir/p.csv" || fail "learning rates per epoch: $(cat "$dir/p.csv")"
+expect_status 2 "$collie" train mlp --plateau 1.5
 for t in float16 bfloat16; do
     expect_status 0 "$collie" train logreg --synthetic 6000 -n 2 --epochs 2 --compress $t
     expect_output "final test accuracy (0\.9[0-9]*|1\.0000)"

@@ -42,6 +42,8 @@ static void usage(FILE *out)
             "  --lr LR             learning rate per rank (default 0.02; x ranks: linear scaling)\n"
             "  --no-scale-lr       do not multiply the learning rate by the number of ranks\n"
             "  --warmup E          linear learning-rate warm-up over E epochs (default 0)\n"
+            "  --plateau F         decay on plateau: lr x F when the training loss has not\n"
+            "                      improved for --patience epochs (default 2), down to --min-lr\n"
             "  --momentum M        SGD momentum (default 0.9), --nesterov, --adam\n"
             "  --wd W              weight decay / L2 (default 0; logreg: 2.5e-6)\n"
             "  --compress T        float16 or bfloat16 gradients on the wire\n"
@@ -126,6 +128,9 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
         else if (!strcmp(a, "--max-steps")) { c->max_steps = (int)strtol(v, &end, 10); if (c->max_steps < 1) goto bad; }
         else if (!strcmp(a, "--lr")) { c->lr = strtof(v, &end); if (!(c->lr > 0)) goto bad; }
         else if (!strcmp(a, "--warmup")) { c->warmup_epochs = (int)strtol(v, &end, 10); if (c->warmup_epochs < 0) goto bad; }
+        else if (!strcmp(a, "--plateau")) { c->plateau_factor = strtof(v, &end); if (!(c->plateau_factor > 0 && c->plateau_factor < 1)) goto bad; }
+        else if (!strcmp(a, "--patience")) { c->plateau_patience = (int)strtol(v, &end, 10); if (c->plateau_patience < 0) goto bad; }
+        else if (!strcmp(a, "--min-lr")) { c->min_lr = strtof(v, &end); if (!(c->min_lr >= 0)) goto bad; }
         else if (!strcmp(a, "--momentum")) { c->momentum = strtof(v, &end); if (!(c->momentum >= 0 && c->momentum < 1)) goto bad; }
         else if (!strcmp(a, "--wd")) { c->weight_decay = strtof(v, &end); if (!(c->weight_decay >= 0)) goto bad; }
         else if (!strcmp(a, "--target")) { c->target = strtof(v, &end); if (!(c->target > 0 && c->target <= 1)) goto bad; }
@@ -237,7 +242,7 @@ static int launch(int argc, char **argv, const struct train_config *c, const str
 int collie_tool_train(int argc, char **argv)
 {
     struct train_config c = {.data = FASHION_MNIST_DIR, .batch = 64, .epochs = 20, .lr = 0.02f,
-                             .scale_lr = 1, .momentum = 0.9f, .grad_dtype = COLLIE_FLOAT32,
+                             .scale_lr = 1, .plateau_patience = 2, .momentum = 0.9f, .grad_dtype = COLLIE_FLOAT32,
                              .seed = 1, .optim = OPTIM_SGD, .nhidden = 1, .hidden = {128}};
     struct train_cli cli = {0};
     int nranks = parse(argc, argv, &c, &cli);

@@ -263,7 +263,9 @@ int dataset_synthetic(struct dataset *d, int n, int dim, int classes, uint64_t s
         dataset_free(d);
         return -1;
     }
-    uint64_t s = seed;
+    /* Not the seed's own stream: mlp_init draws the weights from it, and prototypes equal
+     * to the first layer's rows would make the untrained model right from the start. */
+    uint64_t s = seed ^ 0xd1b54a32d192ed03ull;
     for (size_t i = 0; i < (size_t)classes * (size_t)dim; i++)
         proto[i] = train_uniform(&s);
     s = seed ^ (0x9e3779b97f4a7c15ull * (stream + 1));

@@ -10,6 +10,7 @@
 
 #include "../src/reduce/half.h" /* the library's own conversions: the same rounding */
 #include "dataset.h"
+#include "schedule.h"
 
 #define WARMUP_ITERS 10 /* iterations left out of the throughput statistics */
 
@@ -170,7 +171,9 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
     /* Same seed, same weights; the broadcast makes it so whatever the seed does. */
     if (check(comm, collie_broadcast(comm, m.params, m.nparams, COLLIE_FLOAT32, 0), "broadcast"))
         goto out_model;
-    float lr = c->lr * (c->scale_lr ? (float)ranks : 1.0f);
+    struct lr_schedule lr;
+    lr_schedule_init(&lr, c->lr, ranks, c->scale_lr, (long)c->warmup_epochs * steps_per_epoch,
+                     c->plateau_factor, c->plateau_patience, c->min_lr);
     double t_start = now_s(), compute = 0, comm_s = 0, grad_bytes = 0;
     int iter = 0;
     for (int e = 0; e < c->epochs && (c->max_steps <= 0 || iter < c->max_steps); e++) {
@@ -194,11 +197,7 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
             collie_get_counters(comm, NULL, &after);
             grad_bytes += (double)(after - before);
             double t2 = now_s();
-            float step_lr = lr;
-            if (c->warmup_epochs > 0 && e < c->warmup_epochs)
-                step_lr = lr * (float)(e * steps_per_epoch + s + 1) /
-                          (float)(c->warmup_epochs * steps_per_epoch);
-            optim_step(&o, m.params, m.grads, step_lr);
+            optim_step(&o, m.params, m.grads, lr_schedule_at(&lr, (long)e * steps_per_epoch + s));
             double t3 = now_s();
             if (iter >= WARMUP_ITERS) {
                 compute += (t1 - t0) + (t3 - t2);
@@ -219,6 +218,8 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
         ep->loss = loss / ((double)steps * ranks);
         ep->test_accuracy = acc;
         ep->samples_per_s = (double)steps * c->batch * ranks / (now_s() - t_epoch);
+        ep->lr = lr_schedule_at(&lr, (long)(e + 1) * steps_per_epoch - 1);
+        int decayed = lr_schedule_epoch_end(&lr, ep->loss); /* the same loss on every rank */
         r->final_test_accuracy = acc;
         int reached = c->target > 0 && acc >= c->target && r->time_to_target_s < 0;
         if (reached) {
@@ -226,8 +227,9 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
             r->epoch_to_target = e + 1;
         }
         if (rank == 0 && !c->quiet) {
-            printf("epoch %3d  loss %.4f  test accuracy %.4f  %7.1f s  %9.0f samples/s%s\n", e + 1,
-                   ep->loss, acc, ep->wall_s, ep->samples_per_s,
+            printf("epoch %3d  loss %.4f  test accuracy %.4f  %7.1f s  %9.0f samples/s  lr %.3g%s%s\n",
+                   e + 1, ep->loss, acc, ep->wall_s, ep->samples_per_s, ep->lr,
+                   decayed ? "  (loss on a plateau: lr decayed)" : "",
                    reached ? "  <- target reached" : "");
             fflush(stdout);
         }
@@ -303,10 +305,10 @@ int train_write_csv(const char *path, const struct train_result *r)
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "ranks,epoch,wall_s,train_loss,test_accuracy,samples_per_s\n");
+    fprintf(f, "ranks,epoch,wall_s,train_loss,test_accuracy,samples_per_s,lr\n");
     for (int i = 0; i < r->epochs_run; i++)
-        fprintf(f, "%d,%d,%.3f,%.6f,%.6f,%.1f\n", r->ranks, r->epoch[i].epoch, r->epoch[i].wall_s,
-                r->epoch[i].loss, r->epoch[i].test_accuracy, r->epoch[i].samples_per_s);
+        fprintf(f, "%d,%d,%.3f,%.6f,%.6f,%.1f,%.6g\n", r->ranks, r->epoch[i].epoch, r->epoch[i].wall_s,
+                r->epoch[i].loss, r->epoch[i].test_accuracy, r->epoch[i].samples_per_s, r->epoch[i].lr);
     return fclose(f) ? -1 : 0;
 }
 
@@ -318,9 +320,9 @@ int train_write_json(const char *path, const struct train_config *c, const struc
     fprintf(f, "{\n  \"epochs\": [");
     for (int i = 0; i < r->epochs_run; i++)
         fprintf(f, "%s\n    {\"epoch\": %d, \"wall_s\": %.3f, \"train_loss\": %.6f, "
-                   "\"test_accuracy\": %.6f, \"samples_per_s\": %.1f}",
+                   "\"test_accuracy\": %.6f, \"samples_per_s\": %.1f, \"lr\": %.6g}",
                 i ? "," : "", r->epoch[i].epoch, r->epoch[i].wall_s, r->epoch[i].loss,
-                r->epoch[i].test_accuracy, r->epoch[i].samples_per_s);
+                r->epoch[i].test_accuracy, r->epoch[i].samples_per_s, r->epoch[i].lr);
     fprintf(f, "\n  ],\n  \"summary\": {\"ranks\": %d, \"target\": %g, ", r->ranks, c->target);
     if (r->time_to_target_s >= 0)
         fprintf(f, "\"time_to_target_s\": %.3f, \"epoch_to_target\": %d, ", r->time_to_target_s,

@@ -25,6 +25,9 @@ struct train_config {
     float lr;
     int scale_lr;          /* linear scaling rule: lr x ranks */
     int warmup_epochs;     /* linear warm-up of the learning rate */
+    float plateau_factor;  /* > 0: lr x factor when the training loss stops improving */
+    int plateau_patience;  /* epochs without improvement first */
+    float min_lr;
     enum optim_kind optim;
     float momentum, weight_decay;
     int nesterov;
@@ -37,6 +40,7 @@ struct train_config {
 struct train_epoch {
     int epoch;
     double wall_s, loss, test_accuracy, samples_per_s;
+    double lr; /* the rate the epoch ended with (after warm-up) */
 };
 
 struct train_result {

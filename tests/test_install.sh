@@ -17,7 +17,8 @@ cc -std=c11 $cflags $(pkg-config --cflags collie) "$src/examples/allreduce_demo.
 expect_status 0 env LD_LIBRARY_PATH="$libdir" "$prefix/bin/collie" run -n 2 "$prefix/demo"
 expect_output "rank 1 of 2 .* 0 wrong"
 cc -std=c11 $cflags $(pkg-config --cflags collie) "$src/examples/allreduce_demo.c" -o "$prefix/demo_static" \
-    "$libdir/libcollie.a" -lpthread $cflags || fail "cannot build against the installed static library"
+    "$libdir/libcollie.a" $(pkg-config --static --libs collie | sed 's/-lcollie\b//') $cflags ||
+    fail "cannot build against the installed static library (with pkg-config --static's libraries)"
 expect_status 0 "$prefix/bin/collie" run -n 2 "$prefix/demo_static"
 private=$(nm -D --defined-only "$libdir/libcollie.so" | awk '{print $3}' | grep -v '^collie_')
 [ -z "$private" ] || fail "libcollie.so exports non-public symbols: $private"

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -65,7 +66,7 @@ static void usage(FILE *out)
                  "  -n, --np N        number of ranks to start on this host\n"
                  "  --tag-output      prefix every output line with [rank R]\n"
                  "Each rank gets COLLIE_RANK, COLLIE_SIZE, COLLIE_LOCAL_RANK, COLLIE_LOCAL_SIZE\n"
-                 "and COLLIE_ADDR. If a rank fails, the others are stopped (SIGTERM, then\n"
+                 "COLLIE_ADDR and a random COLLIE_TOKEN (unless one is set). If a rank fails, the others are stopped (SIGTERM, then\n"
                  "SIGKILL after %d s) and collie run exits with that rank's status.\n",
             GRACE_MS / 1000);
 }
@@ -84,6 +85,21 @@ static int pick_port(void)
     }
     close(s);
     return ntohs(a.sin_port);
+}
+
+/* A fresh random COLLIE_TOKEN for the job (one given by the user is kept). */
+static int set_token(void)
+{
+    const char *given = getenv("COLLIE_TOKEN");
+    if (given && *given)
+        return 0;
+    unsigned char raw[32];
+    char hex[2 * sizeof raw + 1];
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+        return -1;
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+    return setenv("COLLIE_TOKEN", hex, 1);
 }
 
 static void set_env_int(const char *name, int v)
@@ -316,6 +332,10 @@ int collie_tool_run(int argc, char **argv)
         fprintf(stderr, "collie run: no program to run\n");
         usage(stderr);
         return 2;
+    }
+    if (set_token() != 0) {
+        fprintf(stderr, "collie run: cannot draw a random COLLIE_TOKEN: %s\n", strerror(errno));
+        return 1;
     }
     int port = pick_port();
     if (port < 0) {

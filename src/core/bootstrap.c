@@ -12,12 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "log.h"
 #include "sock.h"
 
 #define HELLO_MAGIC 0x434c4253u /* "CLBS" */
 #define FRAME_MAGIC 0x434c4246u /* "CLBF" */
-#define PROTOCOL_VERSION 1u
+#define PROTOCOL_VERSION 2u
+#define HANDSHAKE_NS 5000000000ull /* a connecting rank proves itself within 5 s */
 
 struct hello {
     uint32_t magic, version;
@@ -108,11 +110,15 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
                               comm->timeout_s, id->addr_host, id->addr_port, joined, comm->size);
             break;
         }
+        /* A connection that cannot prove it knows the token never joins; the job goes on. */
+        uint64_t handshake_deadline = collie__now_ns() + HANDSHAKE_NS;
         struct hello h;
-        if (collie__sock_recv(fd, &h, sizeof h, collie__now_ns() + 5000000000ull) != 0 ||
-            h.magic != HELLO_MAGIC) {
-            COLLIE_WARN("bootstrap", "dropped a connection to %s:%d that is not a collie rank",
-                        id->addr_host, id->addr_port);
+        if (collie__auth_accept(fd, handshake_deadline) != 0 ||
+            collie__sock_recv(fd, &h, sizeof h, handshake_deadline) != 0 || h.magic != HELLO_MAGIC) {
+            char peer[128];
+            collie__sock_peer_name(fd, peer, sizeof peer);
+            COLLIE_WARN("bootstrap", "refused a connection from %s to %s:%d: it did not prove it "
+                        "knows COLLIE_TOKEN", peer, id->addr_host, id->addr_port);
             close(fd);
             continue;
         }
@@ -159,7 +165,19 @@ collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__ide
         st = COLLIE_OK;
         if (collie__sock_connect(id->addr_host, id->addr_port, comm->deadline_ns, &fds[0], err,
                                  sizeof err) != 0)
-            st = collie__fail(comm, COLLIE_ERR_TIMEOUT, "rank %d: %s", comm->rank, err);
+            st = collie__fail(comm, COLLIE_ERR_TIMEOUT, "rank %d: rank 0's rendezvous: %s",
+                              comm->rank, err);
+        int proof = st == COLLIE_OK ? collie__auth_connect(fds[0], comm->deadline_ns) : 0;
+        if (proof == -2)
+            st = collie__fail(comm, COLLIE_ERR_AUTH,
+                              "rank %d: the rendezvous at %s:%d could not prove it knows this "
+                              "rank's COLLIE_TOKEN (another job, or another token)",
+                              comm->rank, id->addr_host, id->addr_port);
+        else if (proof != 0)
+            st = collie__fail(comm, COLLIE_ERR_AUTH,
+                              "rank %d: the rendezvous at %s:%d refused this rank's proof of "
+                              "COLLIE_TOKEN (another token?): %s",
+                              comm->rank, id->addr_host, id->addr_port, strerror(errno));
         struct hello h = {HELLO_MAGIC, PROTOCOL_VERSION, comm->rank, comm->size};
         if (st == COLLIE_OK && collie__sock_send(fds[0], &h, sizeof h, comm->deadline_ns) != 0)
             st = io_failed(comm, 0, "the rendezvous");

@@ -14,6 +14,7 @@
 #include "../coll/algo.h"
 #include "../transport/shm.h"
 #include "../transport/transport.h"
+#include "auth.h"
 #include "bootstrap.h"
 #include "config.h"
 #include "log.h"
@@ -153,6 +154,11 @@ collie_status collie_init(collie_comm **out)
     collie__log_set_rank(comm->rank);
     collie__arm_deadline(comm);
 
+    if (comm->size > 1 && comm->rank == 0 && !collie__auth_has_token())
+        COLLIE_WARN("init", "COLLIE_TOKEN is not set: any process that reaches %s:%d can join "
+                    "this job or feed it data. `collie run` sets a random one; with other "
+                    "launchers export the same random COLLIE_TOKEN to every rank",
+                    id.addr_host, id.addr_port);
     collie_status st = collie__select_init(comm);
     if (st == COLLIE_OK)
         st = collie__bootstrap_open(comm, &id);

@@ -192,6 +192,6 @@ void collie__config_print(FILE *out)
     fprintf(out, "%-20s %-10s %-8s %s\n", "variable", "value", "default", "meaning");
     for (int id = 0; id < COLLIE_CFG_COUNT; id++)
         fprintf(out, "%-20s %-10s %-8s %s\n", table[id].name,
-                *cfg.raw[id] ? cfg.raw[id] : "-", *table[id].def ? table[id].def : "-",
+                !*cfg.raw[id] ? "-" : id == COLLIE_CFG_TOKEN ? "(set)" : cfg.raw[id], *table[id].def ? table[id].def : "-",
                 table[id].doc);
 }

@@ -20,6 +20,12 @@
                         "MASTER_ADDR:MASTER_PORT); required when the job has more than one rank")  \
     X(HOST, STRING, "", "host identity: ranks with the same value share memory (default: "        \
                         "hostname and kernel boot id)")                                            \
+    X(TOKEN, STRING, "", "shared secret every rank proves it knows before it may join (HMAC "      \
+                         "challenge-response); `collie run` sets a random one; never printed")    \
+    X(SOCKET_IFNAME, STRING, "", "network interface whose address ranks listen on for each "      \
+                                 "other (default: the one that reaches the rendezvous)")        \
+    X(TCP_STREAMS, INT, "-1", "TCP connections per pair of ranks on different hosts; large "      \
+                              "messages are striped over them (-1: 4)")                          \
     X(TIMEOUT, SECONDS, "300", "seconds any wait may last (rendezvous, collective, send, recv) "   \
                                "before the call fails with COLLIE_ERR_TIMEOUT")                    \
     X(DEBUG, LEVEL, "WARN", "log level on stderr: NONE, WARN, INFO or TRACE")                     \

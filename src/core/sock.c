@@ -133,10 +133,21 @@ int collie__sock_connect(const char *host, int port, uint64_t deadline_ns, int *
             pause_ns *= 2;
     }
     freeaddrinfo(res);
-    snprintf(err, errlen, "cannot reach rank 0 at %s:%d before COLLIE_TIMEOUT: %s", host, port,
+    snprintf(err, errlen, "cannot reach %s:%d before COLLIE_TIMEOUT: %s", host, port,
              strerror(last));
     errno = ETIMEDOUT;
     return -1;
+}
+
+void collie__sock_peer_name(int fd, char *name, size_t len)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+        getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV);
+    snprintf(name, len, "%s:%s", host, port);
 }
 
 int collie__sock_accept(int listen_fd, uint64_t deadline_ns, int *fd)

@@ -308,13 +308,52 @@ static void run_case(collie_comm *comm, const char *coll, collie_dtype t, collie
         report("wrong value", coll, t, op, count, mode, bad);
 }
 
+/*
+ * The barrier: one rank arrives late each round; no rank may leave before the
+ * last has arrived (CLOCK_MONOTONIC is one clock for every process of the
+ * machine, network namespaces included).
+ */
+static void barrier_rounds(collie_comm *comm)
+{
+    double *entered = malloc(sizeof(double) * (size_t)size);
+    CHECK(entered, "out of memory");
+    for (int round = 0; round < 3 * size; round++) {
+        if (rank == round % size) {
+            struct timespec late = {0, 2000000};
+            nanosleep(&late, NULL);
+        }
+        double in = test_seconds();
+        CHECK_OK(comm, collie_barrier(comm));
+        double out = test_seconds();
+        CHECK_OK(comm, collie_allgather(comm, &in, entered, 1, COLLIE_FLOAT64));
+        for (int r = 0; r < size; r++) {
+            cases++;
+            if (entered[r] > out) {
+                failures++;
+                fprintf(stderr, "rank %d left barrier round %d at %.6f, before rank %d entered at "
+                                "%.6f\n", rank, round, out, r, entered[r]);
+            }
+        }
+    }
+    free(entered);
+}
+
 int main(int argc, char **argv)
 {
-    CHECK(argc == 2, "usage: test_coll allreduce|reduce|broadcast|allgather|reduce_scatter|alltoall");
+    CHECK(argc == 2, "usage: test_coll allreduce|reduce|broadcast|allgather|reduce_scatter|alltoall|barrier");
     const char *coll = argv[1];
     collie_comm *comm = test_init();
     rank = collie_rank(comm);
     size = collie_size(comm);
+    if (!strcmp(coll, "barrier")) {
+        double t0 = test_seconds();
+        barrier_rounds(comm);
+        CHECK_OK(comm, collie_finalize(comm));
+        if (rank == 0 || failures)
+            printf("barrier on %d ranks: %ld cases, %ld failures, %.1f s (rank %d)\n", size, cases,
+                   failures, test_seconds() - t0, rank);
+        return failures != 0;
+    }
     const char *cap = getenv("COLLIE_TEST_MAX_COUNT");
     size_t max_count = cap ? strtoull(cap, NULL, 10) : (size_t)-1;
     int reduces = !strcmp(coll, "allreduce") || !strcmp(coll, "reduce") ||

@@ -14,13 +14,25 @@
 #include <string.h>
 
 #include "../core/comm.h"
+#include "../reduce/reduce.h"
 #include "../reduce/stream.h"
 
+struct collie__group;
+
 typedef collie_status (*collie__algo_fn)(collie_comm *comm, const struct collie__op *op);
+
+/*
+ * Where an algorithm works: through one host's shared-memory window (HOST),
+ * or on any placement of ranks (ANY).  On one host the cost model chooses
+ * among the HOST algorithms, across hosts among the ANY ones; COLLIE_ALGO may
+ * force an ANY algorithm on one host too (the tests do).
+ */
+enum collie__algo_scope { COLLIE_SCOPE_HOST, COLLIE_SCOPE_ANY };
 
 struct collie__algo {
     const char *name;
     enum collie__coll coll;
+    enum collie__algo_scope scope;
     collie__algo_fn run;
     /* Predicted seconds for op on comm; the cheapest algorithm runs. */
     double (*cost)(const collie_comm *comm, const struct collie__op *op);
@@ -36,6 +48,18 @@ static inline void collie__copy_out(const struct collie__op *op, void *dst, cons
         memcpy(dst, src, n);
 }
 
+/* COLLIE_AVG's last step: buf /= divisor; nothing for the other ops. */
+static inline collie_status collie__average(void *buf, size_t count, collie_dtype dtype,
+                                            collie_op op, int divisor)
+{
+    if (op == COLLIE_AVG) {
+        const void *srcs[1] = {buf};
+        collie__reduce(buf, srcs, 1, count, dtype, COLLIE_AVG, divisor, 0);
+    }
+    return COLLIE_OK;
+}
+
+/* Host-local algorithms (shared-memory window). */
 /* root < 0: every rank receives the result (allreduce); else only root (reduce). */
 collie_status collie__oneshot(collie_comm *comm, const struct collie__op *op, int root);
 collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, int root);
@@ -46,10 +70,35 @@ collie_status collie__alltoall_staged(collie_comm *comm, const struct collie__op
 collie_status collie__barrier_sync(collie_comm *comm, const struct collie__op *op);
 
 /*
+ * Point-to-point algorithms (xfer.h), for any placement of ranks.  The group
+ * forms run in place on buf among the group's members; COLLIE_AVG divides by
+ * `divisor` (the whole communicator's size when the group is a part of it).
+ */
+collie_status collie__ring_allreduce(collie_comm *comm, const struct collie__group *g, void *buf,
+                                     size_t count, collie_dtype dtype, collie_op op, int divisor);
+collie_status collie__rd_allreduce(collie_comm *comm, const struct collie__group *g, void *buf,
+                                   size_t count, collie_dtype dtype, collie_op op, int divisor);
+collie_status collie__allreduce_ring(collie_comm *comm, const struct collie__op *op);
+collie_status collie__allreduce_rd(collie_comm *comm, const struct collie__op *op);
+collie_status collie__reduce_ring(collie_comm *comm, const struct collie__op *op);
+collie_status collie__reduce_rd(collie_comm *comm, const struct collie__op *op);
+collie_status collie__reduce_scatter_ring(collie_comm *comm, const struct collie__op *op);
+collie_status collie__allgather_ring(collie_comm *comm, const struct collie__op *op);
+collie_status collie__broadcast_tree(collie_comm *comm, const struct collie__op *op);
+collie_status collie__alltoall_pairwise(collie_comm *comm, const struct collie__op *op);
+collie_status collie__barrier_dissemination(collie_comm *comm, const struct collie__op *op);
+
+/* Across hosts: shared memory within each host, TCP between them (hierarchical.c). */
+collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct collie__op *op);
+
+/*
  * Reads COLLIE_ALGO into comm's forced choices.  Unknown names are an error
  * that lists what exists (a typo must not silently fall back).
  */
 collie_status collie__select_init(collie_comm *comm);
+
+/* Fails INVALID_ARG if COLLIE_ALGO forces an algorithm this job's placement cannot run. */
+collie_status collie__select_check_hosts(collie_comm *comm);
 
 /* The algorithm for op: COLLIE_ALGO's, else the cost model's; logged once at INFO. */
 const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op);

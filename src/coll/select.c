@@ -1,10 +1,13 @@
 /*
  * select.c - which algorithm runs: the one COLLIE_ALGO names, else the one
  * the cost model predicts fastest.  The model is NCCL's shape,
- *     time = syncs * alpha + bytes touched per rank / beta,
- * with alpha the cost of one all-rank sync on this host (much higher once
- * ranks outnumber cores and every sync may need a context switch) and beta
- * the bandwidth of one core's copies.
+ *     time = latencies * alpha + bytes per rank (or per link) / beta,
+ * with one alpha and beta per transport.  Within a host, alpha is the cost of
+ * one all-rank sync (much higher once ranks outnumber cores and every sync
+ * may need a context switch) and beta the bandwidth of one core's copies;
+ * between hosts, they are the network's (COLLIE_NET_LATENCY_US,
+ * COLLIE_NET_BANDWIDTH).  Across hosts a flat algorithm waits for its slowest
+ * edge at every step, so its steps are costed at the network's rates.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,17 @@
 static double alpha(const collie_comm *comm)
 {
     return comm->local_size > comm->cpus ? ALPHA_OVER_S : ALPHA_S;
+}
+
+static double net_alpha(void) { return (double)collie__config_int(COLLIE_CFG_NET_LATENCY_US) * 1e-6; }
+static double net_beta(void) { return (double)collie__config_int(COLLIE_CFG_NET_BANDWIDTH); }
+
+static double log2_steps(int n)
+{
+    int steps = 0;
+    while ((1 << steps) < n)
+        steps++;
+    return steps;
 }
 
 static double rounds(const collie_comm *comm, const struct collie__op *op)
@@ -48,6 +62,30 @@ static double cost_twoshot(const collie_comm *comm, const struct collie__op *op)
            (4.0 + 1.0 / comm->local_size) * bytes(op) / BETA_BPS;
 }
 
+/* Flat ring: 2 (n-1) steps; each host's link carries 2 (n-1)/n of the data. */
+static double cost_ring(const collie_comm *comm, const struct collie__op *op)
+{
+    double n = comm->size;
+    return 2 * (n - 1) * net_alpha() + 2 * (n - 1) / n * bytes(op) / net_beta();
+}
+
+/* Recursive doubling: log2(n) exchanges of everything (two more to fold a non-power of two). */
+static double cost_rd(const collie_comm *comm, const struct collie__op *op)
+{
+    double steps = log2_steps(comm->size) + ((comm->size & (comm->size - 1)) ? 2 : 0);
+    return steps * (net_alpha() + bytes(op) / net_beta());
+}
+
+/* Local twoshot around a cross-host allreduce of H hosts: each link carries 2 (H-1)/H. */
+static double cost_hierarchical(const collie_comm *comm, const struct collie__op *op)
+{
+    double h = comm->nhosts, cross_steps = 2 * (h - 1);
+    if (bytes(op) / comm->hosts.max_local < 64 * 1024)
+        cross_steps = log2_steps(comm->nhosts);
+    return rounds(comm, op) * (2 * alpha(comm) + cross_steps * net_alpha()) +
+           2 * (h - 1) / h * bytes(op) / net_beta() + 4 * bytes(op) / BETA_BPS;
+}
+
 static collie_status allreduce_oneshot(collie_comm *c, const struct collie__op *op)
 {
     return collie__oneshot(c, op, -1);
@@ -65,17 +103,31 @@ static collie_status reduce_twoshot(collie_comm *c, const struct collie__op *op)
     return collie__twoshot(c, op, op->root);
 }
 
+#define HOST COLLIE_SCOPE_HOST
+#define ANY COLLIE_SCOPE_ANY
 static const struct collie__algo algos[] = {
-    {"oneshot", COLLIE_COLL_ALLREDUCE, allreduce_oneshot, cost_oneshot},
-    {"twoshot", COLLIE_COLL_ALLREDUCE, allreduce_twoshot, cost_twoshot},
-    {"oneshot", COLLIE_COLL_REDUCE, reduce_oneshot, cost_oneshot},
-    {"twoshot", COLLIE_COLL_REDUCE, reduce_twoshot, cost_twoshot},
-    {"staged", COLLIE_COLL_BROADCAST, collie__broadcast_staged, NULL},
-    {"staged", COLLIE_COLL_ALLGATHER, collie__allgather_staged, NULL},
-    {"staged", COLLIE_COLL_REDUCE_SCATTER, collie__reduce_scatter_staged, NULL},
-    {"staged", COLLIE_COLL_ALLTOALL, collie__alltoall_staged, NULL},
-    {"sync", COLLIE_COLL_BARRIER, collie__barrier_sync, NULL},
+    {"oneshot", COLLIE_COLL_ALLREDUCE, HOST, allreduce_oneshot, cost_oneshot},
+    {"twoshot", COLLIE_COLL_ALLREDUCE, HOST, allreduce_twoshot, cost_twoshot},
+    {"ring", COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_ring, cost_ring},
+    {"rd", COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rd, cost_rd},
+    {"hierarchical", COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_hierarchical, cost_hierarchical},
+    {"oneshot", COLLIE_COLL_REDUCE, HOST, reduce_oneshot, cost_oneshot},
+    {"twoshot", COLLIE_COLL_REDUCE, HOST, reduce_twoshot, cost_twoshot},
+    {"ring", COLLIE_COLL_REDUCE, ANY, collie__reduce_ring, cost_ring},
+    {"rd", COLLIE_COLL_REDUCE, ANY, collie__reduce_rd, cost_rd},
+    {"staged", COLLIE_COLL_BROADCAST, HOST, collie__broadcast_staged, NULL},
+    {"tree", COLLIE_COLL_BROADCAST, ANY, collie__broadcast_tree, NULL},
+    {"staged", COLLIE_COLL_ALLGATHER, HOST, collie__allgather_staged, NULL},
+    {"ring", COLLIE_COLL_ALLGATHER, ANY, collie__allgather_ring, NULL},
+    {"staged", COLLIE_COLL_REDUCE_SCATTER, HOST, collie__reduce_scatter_staged, NULL},
+    {"ring", COLLIE_COLL_REDUCE_SCATTER, ANY, collie__reduce_scatter_ring, NULL},
+    {"staged", COLLIE_COLL_ALLTOALL, HOST, collie__alltoall_staged, NULL},
+    {"pairwise", COLLIE_COLL_ALLTOALL, ANY, collie__alltoall_pairwise, NULL},
+    {"sync", COLLIE_COLL_BARRIER, HOST, collie__barrier_sync, NULL},
+    {"dissemination", COLLIE_COLL_BARRIER, ANY, collie__barrier_dissemination, NULL},
 };
+#undef HOST
+#undef ANY
 #define N_ALGOS (int)(sizeof algos / sizeof algos[0])
 
 static const struct collie__algo *find(int coll, const char *name, size_t len)
@@ -148,12 +200,25 @@ collie_status collie__select_init(collie_comm *comm)
     return COLLIE_OK;
 }
 
+collie_status collie__select_check_hosts(collie_comm *comm)
+{
+    for (int c = 0; c < COLLIE_COLL_COUNT; c++)
+        if (comm->forced[c] && comm->forced[c]->scope == COLLIE_SCOPE_HOST && comm->nhosts > 1)
+            return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
+                                "COLLIE_ALGO forces %s:%s, which works within one host, but this "
+                                "job's ranks are on %d hosts",
+                                collie__coll_name((enum collie__coll)c), comm->forced[c]->name,
+                                comm->nhosts);
+    return COLLIE_OK;
+}
+
 const struct collie__algo *collie__select_peek(const collie_comm *comm, const struct collie__op *op)
 {
     const struct collie__algo *best = comm->forced[op->desc.coll];
     double best_cost = 0;
+    enum collie__algo_scope scope = comm->nhosts > 1 ? COLLIE_SCOPE_ANY : COLLIE_SCOPE_HOST;
     for (int i = 0; !comm->forced[op->desc.coll] && i < N_ALGOS; i++) {
-        if ((int)algos[i].coll != op->desc.coll)
+        if ((int)algos[i].coll != op->desc.coll || algos[i].scope != scope)
             continue;
         double c = algos[i].cost ? algos[i].cost(comm, op) : 0;
         if (!best || c < best_cost) {

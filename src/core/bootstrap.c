@@ -8,6 +8,8 @@
 #include "bootstrap.h"
 
 #include <errno.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,7 +101,7 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
     int listen_fd;
     char err[256];
     if (collie__sock_listen(id->addr_host, id->addr_port, &listen_fd, err, sizeof err) != 0)
-        return collie__fail(comm, COLLIE_ERR_SYSTEM, "%s", err);
+        return collie__fail(comm, COLLIE_ERR_SYSTEM, "rank 0 (the rendezvous): %s", err);
     collie_status st = COLLIE_OK;
     for (int joined = 1; joined < comm->size && st == COLLIE_OK;) {
         int fd;
@@ -226,6 +228,20 @@ collie_status collie__bootstrap_barrier(collie_comm *comm)
     collie_status st = collie__bootstrap_allgather(comm, &mine, all, 1);
     free(all);
     return st;
+}
+
+int collie__bootstrap_local_addr(const collie_comm *comm, char *host, size_t len)
+{
+    const struct collie__bootstrap *b = comm->boot;
+    for (int r = 0; b && r < comm->size; r++) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        if (b->fd[r] >= 0 && getsockname(b->fd[r], (struct sockaddr *)&ss, &sl) == 0 &&
+            getnameinfo((struct sockaddr *)&ss, sl, host, (socklen_t)len, NULL, 0,
+                        NI_NUMERICHOST) == 0)
+            return 0;
+    }
+    return -1;
 }
 
 void collie__bootstrap_close(collie_comm *comm)

@@ -42,6 +42,9 @@ collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, v
 /* Returns once every rank has entered it. */
 collie_status collie__bootstrap_barrier(collie_comm *comm);
 
+/* This rank's end of its rendezvous connections, as a numeric address; 0, or -1. */
+int collie__bootstrap_local_addr(const collie_comm *comm, char *host, size_t len);
+
 /* Closes every bootstrap connection; NULL-safe. */
 void collie__bootstrap_close(collie_comm *comm);
 

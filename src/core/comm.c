@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../coll/algo.h"
+#include "../transport/net.h"
 #include "../transport/shm.h"
 #include "../transport/transport.h"
 #include "auth.h"
@@ -43,6 +44,7 @@ collie_status collie__fail(collie_comm *comm, collie_status status, const char *
     if (is_sticky(status) && comm->failed == COLLIE_OK) {
         comm->failed = status;
         collie__shm_abort(comm, status, comm->last_error);
+        collie__net_shutdown(comm); /* ranks on other hosts stop waiting for this one */
     }
     return status;
 }
@@ -71,19 +73,44 @@ static collie_status find_hosts(collie_comm *comm, const struct collie__identity
         free(ids);
         return st;
     }
+    int *host_of = malloc(n * sizeof(int)), *identity = malloc(n * sizeof(int));
+    int *ranks = malloc(n * sizeof(int)), *start = calloc(n + 1, sizeof(int));
+    comm->hosts.host_of = host_of, comm->hosts.identity = identity;
+    comm->hosts.ranks = ranks, comm->hosts.start = start;
+    if (!host_of || !identity || !ranks || !start) {
+        free(ids);
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the host table");
+    }
     comm->nhosts = 0;
     comm->local_size = 0;
     for (size_t r = 0; r < n; r++) {
         const char *host = ids + r * COLLIE_HOST_ID_LEN;
-        int first = 1;
-        for (size_t q = 0; q < r && first; q++)
-            first = strncmp(host, ids + q * COLLIE_HOST_ID_LEN, COLLIE_HOST_ID_LEN) != 0;
-        comm->nhosts += first;
+        identity[r] = (int)r;
+        host_of[r] = -1;
+        for (size_t q = 0; q < r && host_of[r] < 0; q++)
+            if (!strncmp(host, ids + q * COLLIE_HOST_ID_LEN, COLLIE_HOST_ID_LEN))
+                host_of[r] = host_of[q];
+        if (host_of[r] < 0)
+            host_of[r] = comm->nhosts++;
+        start[host_of[r] + 1]++;
         if (!strncmp(host, id->host_id, COLLIE_HOST_ID_LEN)) {
             if ((int)r == comm->rank)
                 comm->local_rank = comm->local_size;
             comm->local_to_global[comm->local_size++] = (int)r;
         }
+    }
+    comm->hosts.max_local = 0;
+    for (int h = 0; h < comm->nhosts; h++) {
+        if (start[h + 1] > comm->hosts.max_local)
+            comm->hosts.max_local = start[h + 1];
+        start[h + 1] += start[h];
+    }
+    /* Rank order within each host: place each rank after the earlier ones of its host. */
+    for (size_t r = 0; r < n; r++) {
+        int h = host_of[r], before = 0;
+        for (size_t q = 0; q < r; q++)
+            before += host_of[q] == h;
+        ranks[start[h] + before] = (int)r;
     }
     free(ids);
     if ((id->local_rank >= 0 && id->local_rank != comm->local_rank) ||
@@ -92,12 +119,6 @@ static collie_status find_hosts(collie_comm *comm, const struct collie__identity
                     "'%s' make it %d of %d; using the latter",
                     id->source, id->local_rank, id->local_size, id->host_id, comm->local_rank,
                     comm->local_size);
-    if (comm->nhosts > 1)
-        return collie__fail(comm, COLLIE_ERR_UNSUPPORTED,
-                            "the job's %d ranks span %d hosts, but this build of collie "
-                            "connects ranks of one host only (shared memory); set COLLIE_HOST "
-                            "to the same value on every rank if they do share a host",
-                            comm->size, comm->nhosts);
     return COLLIE_OK;
 }
 
@@ -110,13 +131,33 @@ static int cpus_available(void)
     return n > 0 ? (int)n : 1;
 }
 
+void *collie__scratch(collie_comm *comm, enum collie__scratch_id id, size_t bytes)
+{
+    if (bytes <= comm->scratch_bytes[id] && comm->scratch[id])
+        return comm->scratch[id];
+    free(comm->scratch[id]);
+    comm->scratch[id] = malloc(bytes ? bytes : 1);
+    comm->scratch_bytes[id] = comm->scratch[id] ? bytes : 0;
+    if (!comm->scratch[id])
+        collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory for %zu bytes of scratch",
+                     comm->rank, bytes);
+    return comm->scratch[id];
+}
+
 static void destroy(collie_comm *comm)
 {
+    collie__net_close(comm);
     collie__shm_close(comm);
     collie__bootstrap_close(comm);
     free(comm->peer_transport);
     free(comm->scratch_srcs);
+    free(comm->scratch[0]);
+    free(comm->scratch[1]);
     free(comm->local_to_global);
+    free(comm->hosts.identity);
+    free(comm->hosts.host_of);
+    free(comm->hosts.ranks);
+    free(comm->hosts.start);
     free(comm);
 }
 
@@ -165,7 +206,11 @@ collie_status collie_init(collie_comm **out)
     if (st == COLLIE_OK)
         st = find_hosts(comm, &id);
     if (st == COLLIE_OK)
+        st = collie__select_check_hosts(comm);
+    if (st == COLLIE_OK)
         st = collie__shm_open(comm);
+    if (st == COLLIE_OK)
+        st = collie__net_open(comm);
     if (st == COLLIE_OK) {
         comm->peer_transport = calloc((size_t)comm->size, sizeof *comm->peer_transport);
         comm->scratch_srcs = calloc((size_t)comm->local_size, sizeof *comm->scratch_srcs);
@@ -174,11 +219,14 @@ collie_status collie_init(collie_comm **out)
     }
     if (st != COLLIE_OK)
         return init_fail(comm, st);
+    for (int r = 0; r < comm->size; r++)
+        comm->peer_transport[r] = &collie__tcp_transport;
     for (int i = 0; i < comm->local_size; i++)
         comm->peer_transport[comm->local_to_global[i]] = &collie__shm_transport;
-    COLLIE_INFO("init", "rank %d of %d (from %s), host '%s': local rank %d of %d, transport shm",
-                comm->rank, comm->size, id.source, id.host_id, comm->local_rank,
-                comm->local_size);
+    COLLIE_INFO("init", "rank %d of %d (from %s), host '%s' (1 of %d): local rank %d of %d; "
+                "shm within the host%s", comm->rank, comm->size, id.source, id.host_id,
+                comm->nhosts, comm->local_rank, comm->local_size,
+                comm->nhosts > 1 ? ", tcp to the others" : "");
     *out = comm;
     return COLLIE_OK;
 }

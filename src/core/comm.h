@@ -14,6 +14,7 @@
 
 struct collie__bootstrap;
 struct collie__shm;
+struct collie__net;
 struct collie__transport;
 struct collie__algo;
 
@@ -23,9 +24,17 @@ struct collie_comm {
     int nhosts;
     int cpus; /* CPUs this process may run on */
     int *local_to_global; /* this host's ranks, indexed by local rank */
+    struct {
+        int *identity;   /* [r] = r: the flat group */
+        int *host_of;    /* [r]: host index of rank r (hosts numbered by their lowest rank) */
+        int *ranks;      /* every rank, grouped by host: host h's are ranks[start[h] .. start[h+1]) */
+        int *start;      /* nhosts + 1 offsets into ranks */
+        int max_local;   /* most ranks on one host */
+    } hosts;
 
     struct collie__bootstrap *boot;
     struct collie__shm *shm;
+    struct collie__net *net; /* NULL on one host */
     const struct collie__transport **peer_transport; /* indexed by global rank */
 
     double timeout_s;
@@ -36,6 +45,8 @@ struct collie_comm {
     uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm whose choice was logged */
     const struct collie__algo *forced[COLLIE_COLL_COUNT]; /* by COLLIE_ALGO, else NULL */
     const void **scratch_srcs; /* local_size pointers, for reduction sources */
+    void *scratch[2];          /* collie__scratch() */
+    size_t scratch_bytes[2];
 
     unsigned long long ops, bytes_sent; /* collie_get_counters */
     collie_status failed; /* sticky status; COLLIE_OK while healthy */
@@ -75,6 +86,15 @@ static inline int collie__local_index(const collie_comm *comm, int global_rank)
             return i;
     return -1;
 }
+
+/*
+ * Scratch buffers of at least `bytes` for algorithms, grown on demand and
+ * freed at finalize; NULL after failing the communicator with NOMEM.  Two
+ * that never alias: COLLIE_SCRATCH_TMP for the point-to-point algorithms'
+ * receive blocks, COLLIE_SCRATCH_WORK for the callers that wrap them.
+ */
+enum collie__scratch_id { COLLIE_SCRATCH_WORK, COLLIE_SCRATCH_TMP };
+void *collie__scratch(collie_comm *comm, enum collie__scratch_id id, size_t bytes);
 
 /* Algorithms and transports count what they hand to peers (collie_get_counters). */
 static inline void collie__count_sent(collie_comm *comm, size_t bytes) { comm->bytes_sent += bytes; }

@@ -26,6 +26,9 @@
                                  "other (default: the one that reaches the rendezvous)")        \
     X(TCP_STREAMS, INT, "-1", "TCP connections per pair of ranks on different hosts; large "      \
                               "messages are striped over them (-1: 4)")                          \
+    X(NET_LATENCY_US, INT, "20", "one message's latency between hosts, for the cost model that "  \
+                                 "chooses algorithms across hosts")                                \
+    X(NET_BANDWIDTH, SIZE, "1G", "bytes per second of one host's link, for that cost model")      \
     X(TIMEOUT, SECONDS, "300", "seconds any wait may last (rendezvous, collective, send, recv) "   \
                                "before the call fails with COLLIE_ERR_TIMEOUT")                    \
     X(DEBUG, LEVEL, "WARN", "log level on stderr: NONE, WARN, INFO or TRACE")                     \

@@ -77,7 +77,7 @@ int collie__sock_listen(const char *host, int port, int *fd, char *err, size_t e
         close(s);
     }
     freeaddrinfo(res);
-    snprintf(err, errlen, "rank 0 cannot listen on %s:%d: %s", host, port, strerror(saved));
+    snprintf(err, errlen, "cannot listen on %s:%d: %s", host, port, strerror(saved));
     errno = saved;
     return -1;
 }

@@ -35,7 +35,7 @@ static size_t pow2_floor(size_t v)
 static struct collie__shm_map plan(int n)
 {
     struct collie__shm_map m;
-    size_t pairs = (size_t)n * (size_t)n;
+    size_t pairs = (size_t)COLLIE_SHM_CHANNELS * (size_t)n * (size_t)n;
     m.slot_bytes = align_up((size_t)collie__config_int(COLLIE_CFG_SHM_SLOT), 64);
     if (m.slot_bytes < PAGE)
         m.slot_bytes = PAGE;
@@ -147,7 +147,7 @@ static void attach(struct collie__shm *s, void *base, int n, int me)
 collie_status collie__shm_open(collie_comm *comm)
 {
     struct collie__shm *s = calloc(1, sizeof *s);
-    uint32_t *counters = calloc(2 * (size_t)comm->local_size, sizeof *counters);
+    uint32_t *counters = calloc(2 * COLLIE_SHM_CHANNELS * (size_t)comm->local_size, sizeof *counters);
     struct { int32_t pid, fd; } *all = calloc((size_t)comm->size, sizeof *all), mine;
     int32_t *ok = calloc((size_t)comm->size, sizeof *ok);
     if (!s || !counters || !all || !ok) {
@@ -193,7 +193,7 @@ collie_status collie__shm_open(collie_comm *comm)
         return st;
     }
     s->sent = counters;
-    s->rcvd = counters + comm->local_size;
+    s->rcvd = counters + COLLIE_SHM_CHANNELS * comm->local_size;
     attach(s, base, comm->local_size, comm->local_rank);
     set_wait_policy(s, comm->local_size, comm->cpus);
     comm->shm = s;
@@ -207,7 +207,7 @@ static void wake_everyone(struct collie__shm *s)
 {
     for (int r = 0; r < s->n; r++)
         collie__flag_wake_all(&s->ctl[r].step);
-    for (size_t c = 0; c < (size_t)s->n * (size_t)s->n; c++) {
+    for (size_t c = 0; c < (size_t)COLLIE_SHM_CHANNELS * (size_t)s->n * (size_t)s->n; c++) {
         collie__flag_wake_all(&s->chan[c].head);
         collie__flag_wake_all(&s->chan[c].tail);
     }

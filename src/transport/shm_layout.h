@@ -6,7 +6,11 @@
  * others through /proc/<pid>/fd/<n>: it never has a name in /dev/shm, so no
  * exit, crash or SIGKILL can leave a file behind.
  *
- *   header | ctl[n] | chan[n*n] | slot[n][2] | ring[n*n]
+ *   header | ctl[n] | chan[2][n*n] | slot[n][2] | ring[2][n*n]
+ *
+ * Two channels of rings: one for the user's send/recv, one for the messages
+ * of collectives (a send the user has not received yet must never be read by
+ * a collective, nor the reverse).
  *
  * Every word has exactly one writer, and words with different writers never
  * share a 128-byte block (two cache lines: the adjacent-line prefetcher pulls
@@ -21,8 +25,10 @@
 
 #include "../core/op.h"
 
-#define COLLIE_SHM_MAGIC 0x636f6c6c69650001ull /* "collie" + layout version */
+#define COLLIE_SHM_MAGIC 0x636f6c6c69650002ull /* "collie" + layout version */
 #define COLLIE_SHM_BLOCK 128
+
+enum collie__shm_channel { COLLIE_SHM_CH_USER, COLLIE_SHM_CH_COLL, COLLIE_SHM_CHANNELS };
 
 /*
  * A counter with one writer that others wait on: value only grows (mod 2^32);
@@ -83,19 +89,24 @@ struct collie__shm {
     uint32_t step;         /* syncs posted by this rank */
     uint32_t round;        /* staging rounds started; parity picks the buffer */
     int check_desc;        /* the next sync compares peers' descriptors */
-    uint32_t *sent, *rcvd; /* bytes pushed to / taken from each peer's ring */
+    uint32_t *sent, *rcvd; /* [channel * n + peer]: bytes pushed to / taken from each ring */
     uint64_t spin_ns, yield_ns;
     uint64_t spin_budget_ns; /* adapts within [SPIN_FLOOR, spin_ns]: see shm_wait.c */
 };
 
-static inline struct collie__chan *collie__shm_chan(struct collie__shm *s, int from, int to)
+static inline size_t collie__shm_pair(const struct collie__shm *s, int ch, int from, int to)
 {
-    return &s->chan[(size_t)from * (size_t)s->n + (size_t)to];
+    return ((size_t)ch * (size_t)s->n + (size_t)from) * (size_t)s->n + (size_t)to;
 }
 
-static inline unsigned char *collie__shm_ring(struct collie__shm *s, int from, int to)
+static inline struct collie__chan *collie__shm_chan(struct collie__shm *s, int ch, int from, int to)
 {
-    return s->ring + ((size_t)from * (size_t)s->n + (size_t)to) * s->map.ring_bytes;
+    return &s->chan[collie__shm_pair(s, ch, from, to)];
+}
+
+static inline unsigned char *collie__shm_ring(struct collie__shm *s, int ch, int from, int to)
+{
+    return s->ring + collie__shm_pair(s, ch, from, to) * s->map.ring_bytes;
 }
 
 /* Publishes a new value and wakes sleepers, if any. */
@@ -113,5 +124,10 @@ struct collie_comm;
  */
 collie_status collie__flag_wait(struct collie_comm *comm, struct collie__flag *f, uint32_t target,
                                 int peer, const char *what);
+
+struct collie__xfer;
+/* The collectives' channel (shm_xfer.c), for the transport's table in shm_p2p.c. */
+int collie__shm_xfer_stripes(const collie_comm *comm, int peer, size_t len);
+collie_status collie__shm_xfer_progress(collie_comm *comm, struct collie__xfer *x);
 
 #endif

@@ -22,9 +22,9 @@ struct msg_header {
 static collie_status push(collie_comm *comm, int to, const unsigned char *src, size_t len)
 {
     struct collie__shm *s = comm->shm;
-    struct collie__chan *c = collie__shm_chan(s, s->me, to);
-    unsigned char *ring = collie__shm_ring(s, s->me, to);
-    uint32_t cap = (uint32_t)s->map.ring_bytes, head = s->sent[to];
+    struct collie__chan *c = collie__shm_chan(s, COLLIE_SHM_CH_USER, s->me, to);
+    unsigned char *ring = collie__shm_ring(s, COLLIE_SHM_CH_USER, s->me, to);
+    uint32_t cap = (uint32_t)s->map.ring_bytes, head = s->sent[COLLIE_SHM_CH_USER * s->n + to];
     const size_t total = len;
     while (len) {
         uint32_t tail = atomic_load_explicit(&c->tail.value, memory_order_acquire);
@@ -48,7 +48,7 @@ static collie_status push(collie_comm *comm, int to, const unsigned char *src, s
         len -= n;
         collie__flag_post(&c->head, head);
     }
-    s->sent[to] = head;
+    s->sent[COLLIE_SHM_CH_USER * s->n + to] = head;
     collie__count_sent(comm, total);
     return COLLIE_OK;
 }
@@ -56,9 +56,9 @@ static collie_status push(collie_comm *comm, int to, const unsigned char *src, s
 static collie_status pull(collie_comm *comm, int from, unsigned char *dst, size_t len)
 {
     struct collie__shm *s = comm->shm;
-    struct collie__chan *c = collie__shm_chan(s, from, s->me);
-    const unsigned char *ring = collie__shm_ring(s, from, s->me);
-    uint32_t cap = (uint32_t)s->map.ring_bytes, tail = s->rcvd[from];
+    struct collie__chan *c = collie__shm_chan(s, COLLIE_SHM_CH_USER, from, s->me);
+    const unsigned char *ring = collie__shm_ring(s, COLLIE_SHM_CH_USER, from, s->me);
+    uint32_t cap = (uint32_t)s->map.ring_bytes, tail = s->rcvd[COLLIE_SHM_CH_USER * s->n + from];
     while (len) {
         uint32_t head = atomic_load_explicit(&c->head.value, memory_order_acquire);
         uint32_t avail = head - tail;
@@ -77,7 +77,7 @@ static collie_status pull(collie_comm *comm, int from, unsigned char *dst, size_
         len -= n;
         collie__flag_post(&c->tail, tail);
     }
-    s->rcvd[from] = tail;
+    s->rcvd[COLLIE_SHM_CH_USER * s->n + from] = tail;
     return COLLIE_OK;
 }
 
@@ -118,4 +118,6 @@ const struct collie__transport collie__shm_transport = {
     .name = "shm",
     .send = shm_send,
     .recv = shm_recv,
+    .stripes = collie__shm_xfer_stripes,
+    .progress = collie__shm_xfer_progress,
 };

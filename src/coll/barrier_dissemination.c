@@ -1,0 +1,21 @@
+/*
+ * barrier_dissemination.c - the dissemination barrier: in round k every
+ * rank signals rank me+2^k and waits for rank me-2^k; after ceil(log2 n)
+ * rounds every rank has heard, through some chain, from every other.
+ * The signals are empty messages: their headers alone also check that every
+ * rank is in the same barrier.
+ */
+#include "../transport/xfer.h"
+#include "algo.h"
+
+collie_status collie__barrier_dissemination(collie_comm *comm, const struct collie__op *op)
+{
+    (void)op;
+    const int n = comm->size, me = comm->rank;
+    for (int k = 1; k < n; k <<= 1) {
+        collie_status st = collie__sendrecv(comm, (me + k) % n, NULL, 0, (me - k + n) % n, NULL, 0);
+        if (st != COLLIE_OK)
+            return st;
+    }
+    return COLLIE_OK;
+}

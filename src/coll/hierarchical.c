@@ -1,0 +1,79 @@
+/*
+ * hierarchical.c - allreduce across hosts that keeps the slow links busy and
+ * the fast ones local: per chunk of the input (one staging slot),
+ *
+ *   1. every rank copies its chunk into its slot (shared memory), sync;
+ *   2. each local rank reduces its slices of the chunk over the host's slots,
+ *      then allreduces those slices with the ranks that own the same slices
+ *      on the other hosts (TCP; ring, or recursive doubling when small) --
+ *      all local ranks at once, each on its own connections;
+ *   3. sync, and every rank copies every slice out.
+ *
+ * Each host sends 2 (H-1)/H of the data over the network, where a flat ring
+ * of n ranks sends 2 (n-1)/n through each host's link and pays 2 (n-1)
+ * network latencies.  Hosts may hold different numbers of ranks: the chunk
+ * splits into S slices, S the most ranks on any host, and slice s belongs to
+ * local rank s mod (ranks on that host) -- the same slice boundaries on every
+ * host, so every cross-host group agrees on every length.
+ */
+#include "../reduce/reduce.h"
+#include "../transport/shm.h"
+#include "algo.h"
+#include "group.h"
+
+#define RD_MAX_BYTES (64u << 10) /* cross-host slices below this use recursive doubling */
+
+/* The global rank that owns slice s on host h. */
+static int owner(const collie_comm *comm, int h, int s)
+{
+    int first = comm->hosts.start[h], on_host = comm->hosts.start[h + 1] - first;
+    return comm->hosts.ranks[first + s % on_host];
+}
+
+static collie_status across_hosts(collie_comm *comm, int s, int *members, unsigned char *buf,
+                                  size_t count, const struct collie__op *op)
+{
+    for (int h = 0; h < comm->nhosts; h++)
+        members[h] = owner(comm, h, s);
+    struct collie__group g = {comm->nhosts, comm->hosts.host_of[comm->rank], members};
+    if (count * op->elem_size < RD_MAX_BYTES)
+        return collie__rd_allreduce(comm, &g, buf, count, op->dtype, op->op, comm->size);
+    return collie__ring_allreduce(comm, &g, buf, count, op->dtype, op->op, comm->size);
+}
+
+collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct collie__op *op)
+{
+    const int n = comm->local_size, me = comm->local_rank, slices = comm->hosts.max_local;
+    const size_t es = op->elem_size, chunk = collie__win_bytes(comm) / es;
+    const unsigned char *send = op->sendbuf;
+    unsigned char *recv = op->recvbuf;
+    const void **srcs = comm->scratch_srcs;
+    collie_op local_op = op->op == COLLIE_AVG ? COLLIE_SUM : op->op;
+    int *members = collie__scratch(comm, COLLIE_SCRATCH_WORK, sizeof(int) * (size_t)comm->nhosts);
+    if (!members)
+        return comm->failed;
+    for (size_t off = 0; off < op->count; off += chunk) {
+        size_t m = op->count - off < chunk ? op->count - off : chunk;
+        unsigned parity = collie__win_round(comm);
+        unsigned char *mine = collie__win_slot(comm, me, parity);
+        memcpy(mine, send + off * es, m * es);
+        collie_status st = collie__win_sync(comm);
+        for (int s = me; s < slices && st == COLLIE_OK; s += n) {
+            size_t lo = collie__seg(m, s, slices), hi = collie__seg(m, s + 1, slices);
+            for (int r = 0; r < n; r++)
+                srcs[r] = (const unsigned char *)collie__win_slot(comm, r, parity) + lo * es;
+            collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, local_op, 1, 0);
+            st = across_hosts(comm, s, members, mine + lo * es, hi - lo, op);
+        }
+        if (st == COLLIE_OK)
+            st = collie__win_sync(comm);
+        if (st != COLLIE_OK)
+            return st;
+        for (int s = 0; s < slices; s++) {
+            size_t lo = collie__seg(m, s, slices), hi = collie__seg(m, s + 1, slices);
+            const unsigned char *slot = collie__win_slot(comm, s % n, parity);
+            collie__copy_out(op, recv + (off + lo) * es, slot + lo * es, (hi - lo) * es);
+        }
+    }
+    return COLLIE_OK;
+}

@@ -1,0 +1,155 @@
+/*
+ * ring.c - the ring: reduce-scatter then allgather around the members of a
+ * group, each step sending one block to the next member while receiving one
+ * from the previous.  Every member sends 2 (n-1)/n of the data, which no
+ * algorithm beats for large messages, in 2 (n-1) latencies, which is why
+ * small messages go elsewhere.
+ *
+ * Blocks: the data splits into n blocks (block i: collie__seg(count, i, n) for
+ * allreduce; count elements each for reduce_scatter/allgather).  In the
+ * reduce-scatter, member me sends block me-s-1 and receives block me-s-2 at
+ * step s, so that it ends holding block me fully reduced; in the allgather it
+ * sends block me-s and receives block me-s-1.  Each block is reduced by
+ * exactly one member, in ring order, and then copied: every member ends with
+ * the same bits.
+ */
+#include "../reduce/reduce.h"
+#include "../transport/xfer.h"
+#include "algo.h"
+#include "group.h"
+
+struct blocks {
+    size_t count;  /* allreduce: total elements split by collie__seg; else: elements per block */
+    int even;      /* blocks of `count` elements each */
+    size_t es;
+};
+
+static size_t block_lo(const struct blocks *b, int i, int n)
+{
+    return b->even ? b->count * (size_t)i : collie__seg(b->count, i, n);
+}
+
+static size_t block_len(const struct blocks *b, int i, int n)
+{
+    return b->even ? b->count : collie__seg(b->count, i + 1, n) - collie__seg(b->count, i, n);
+}
+
+static int mod(int a, int n) { return ((a % n) + n) % n; }
+
+/*
+ * In place on buf: member g->me ends with block me reduced over the group
+ * (op; COLLIE_AVG divided by `divisor`).  tmp holds the largest block.
+ */
+static collie_status reduce_scatter(collie_comm *comm, const struct collie__group *g,
+                                    unsigned char *buf, unsigned char *tmp, const struct blocks *b,
+                                    collie_dtype dtype, collie_op op, int divisor)
+{
+    const int n = g->n, me = g->me;
+    const int next = g->rank[mod(me + 1, n)], prev = g->rank[mod(me - 1, n)];
+    collie_op step_op = op == COLLIE_AVG ? COLLIE_SUM : op;
+    for (int s = 0; s < n - 1; s++) {
+        int out = mod(me - s - 1, n), in = mod(me - s - 2, n);
+        size_t in_len = block_len(b, in, n);
+        collie_status st = collie__sendrecv(comm, next, buf + block_lo(b, out, n) * b->es,
+                                            block_len(b, out, n) * b->es, prev, tmp, in_len * b->es);
+        if (st != COLLIE_OK)
+            return st;
+        unsigned char *dst = buf + block_lo(b, in, n) * b->es;
+        const void *srcs[2] = {dst, tmp};
+        collie__reduce(dst, srcs, 2, in_len, dtype, step_op, 1, 0);
+    }
+    return collie__average(buf + block_lo(b, me, n) * b->es, block_len(b, me, n), dtype, op,
+                           divisor);
+}
+
+/* In place on buf: every member ends with every member's block. */
+static collie_status allgather(collie_comm *comm, const struct collie__group *g, unsigned char *buf,
+                               const struct blocks *b)
+{
+    const int n = g->n, me = g->me;
+    const int next = g->rank[mod(me + 1, n)], prev = g->rank[mod(me - 1, n)];
+    for (int s = 0; s < n - 1; s++) {
+        int out = mod(me - s, n), in = mod(me - s - 1, n);
+        collie_status st = collie__sendrecv(comm, next, buf + block_lo(b, out, n) * b->es,
+                                            block_len(b, out, n) * b->es, prev,
+                                            buf + block_lo(b, in, n) * b->es,
+                                            block_len(b, in, n) * b->es);
+        if (st != COLLIE_OK)
+            return st;
+    }
+    return COLLIE_OK;
+}
+
+collie_status collie__ring_allreduce(collie_comm *comm, const struct collie__group *g, void *buf,
+                                     size_t count, collie_dtype dtype, collie_op op, int divisor)
+{
+    if (g->n == 1)
+        return collie__average(buf, count, dtype, op, divisor);
+    const struct blocks b = {count, 0, collie__dtype_size(dtype)};
+    unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, (count / (size_t)g->n + 1) * b.es);
+    if (!tmp)
+        return comm->failed;
+    collie_status st = reduce_scatter(comm, g, buf, tmp, &b, dtype, op, divisor);
+    return st == COLLIE_OK ? allgather(comm, g, buf, &b) : st;
+}
+
+collie_status collie__allreduce_ring(collie_comm *comm, const struct collie__op *op)
+{
+    struct collie__group g = collie__group_all(comm);
+    if (op->sendbuf != op->recvbuf)
+        memcpy(op->recvbuf, op->sendbuf, op->count * op->elem_size);
+    return collie__ring_allreduce(comm, &g, op->recvbuf, op->count, op->dtype, op->op, comm->size);
+}
+
+/* Reduce: the ring's reduce-scatter, then every block to the root. */
+collie_status collie__reduce_ring(collie_comm *comm, const struct collie__op *op)
+{
+    struct collie__group g = collie__group_all(comm);
+    const int n = comm->size, me = comm->rank;
+    const struct blocks b = {op->count, 0, op->elem_size};
+    size_t bytes = op->count * op->elem_size;
+    unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, (op->count / (size_t)n + 1) * b.es);
+    unsigned char *work = me == op->root ? op->recvbuf
+                                         : collie__scratch(comm, COLLIE_SCRATCH_WORK, bytes);
+    if (!tmp || !work)
+        return comm->failed;
+    if (op->sendbuf != work)
+        memcpy(work, op->sendbuf, bytes);
+    collie_status st = reduce_scatter(comm, &g, work, tmp, &b, op->dtype, op->op, n);
+    if (st != COLLIE_OK)
+        return st;
+    if (me != op->root)
+        return collie__xsend(comm, op->root, work + block_lo(&b, me, n) * b.es,
+                             block_len(&b, me, n) * b.es);
+    for (int r = 0; r < n && st == COLLIE_OK; r++)
+        if (r != me)
+            st = collie__xrecv(comm, r, work + block_lo(&b, r, n) * b.es, block_len(&b, r, n) * b.es);
+    return st;
+}
+
+collie_status collie__reduce_scatter_ring(collie_comm *comm, const struct collie__op *op)
+{
+    struct collie__group g = collie__group_all(comm);
+    const size_t block = op->count * op->elem_size, n = (size_t)comm->size;
+    const struct blocks b = {op->count, 1, op->elem_size};
+    unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, block);
+    unsigned char *work = collie__scratch(comm, COLLIE_SCRATCH_WORK, block * n);
+    if (!tmp || !work)
+        return comm->failed;
+    memcpy(work, op->sendbuf, block * n);
+    collie_status st = reduce_scatter(comm, &g, work, tmp, &b, op->dtype, op->op, comm->size);
+    if (st == COLLIE_OK)
+        memcpy(op->recvbuf, work + (size_t)comm->rank * block, block);
+    return st;
+}
+
+collie_status collie__allgather_ring(collie_comm *comm, const struct collie__op *op)
+{
+    struct collie__group g = collie__group_all(comm);
+    const size_t block = op->count * op->elem_size;
+    unsigned char *mine = (unsigned char *)op->recvbuf + (size_t)comm->rank * block;
+    if (op->sendbuf != mine)
+        memcpy(mine, op->sendbuf, block);
+    const struct blocks b = {op->count, 1, op->elem_size};
+    return allgather(comm, &g, op->recvbuf, &b);
+}

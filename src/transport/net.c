@@ -1,0 +1,249 @@
+/*
+ * net.c - the TCP connections between ranks on different hosts (net.h).
+ *
+ * Set-up, collective over the bootstrap: every rank listens on an ephemeral
+ * port and the addresses are allgathered; then each rank connects to every
+ * remote rank below it (streams + 1 connections each) and accepts from every
+ * remote rank above it.  The listeners exist before any address is known, so
+ * a connect completes in the kernel's backlog even while its target is still
+ * connecting elsewhere: the set-up cannot deadlock.  Every connection proves
+ * the token and then names itself (rank, stream); anything else is refused
+ * and logged, and the set-up goes on.
+ */
+#define _GNU_SOURCE
+#include "net.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../core/auth.h"
+#include "../core/bootstrap.h"
+#include "../core/config.h"
+#include "../core/log.h"
+#include "../core/sock.h"
+#include "xfer.h"
+
+#define HELLO_MAGIC 0x434c4e48u /* "CLNH" */
+#define DEFAULT_STREAMS 4
+#define STRIPE_MIN (256u << 10) /* shorter messages gain nothing from striping */
+#define HANDSHAKE_NS 5000000000ull
+
+struct endpoint {
+    char host[64];
+    int32_t port;
+};
+
+struct hello {
+    uint32_t magic;
+    int32_t rank, size, stream;
+};
+
+/* The first IPv4 address of the interface whose name starts with `name`. */
+static collie_status ifname_addr(collie_comm *comm, const char *name, char *host, size_t len)
+{
+    struct ifaddrs *ifs, *i;
+    if (getifaddrs(&ifs) != 0)
+        return collie__fail(comm, COLLIE_ERR_SYSTEM, "getifaddrs: %s", strerror(errno));
+    char seen[256] = "";
+    size_t used = 0;
+    for (i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        if (!strncmp(i->ifa_name, name, strlen(name))) {
+            inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, host, (socklen_t)len);
+            freeifaddrs(ifs);
+            return COLLIE_OK;
+        }
+        if (used < sizeof seen)
+            used += (size_t)snprintf(seen + used, sizeof seen - used, "%s%s", used ? ", " : "",
+                                     i->ifa_name);
+    }
+    freeifaddrs(ifs);
+    return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
+                        "COLLIE_SOCKET_IFNAME='%s': rank %d has no IPv4 interface of that name "
+                        "(it has: %s)", name, comm->rank, seen);
+}
+
+static collie_status listen_here(collie_comm *comm, int *listen_fd, struct endpoint *me)
+{
+    const char *ifname = collie__config_string(COLLIE_CFG_SOCKET_IFNAME);
+    collie_status st = COLLIE_OK;
+    if (*ifname)
+        st = ifname_addr(comm, ifname, me->host, sizeof me->host);
+    else if (collie__bootstrap_local_addr(comm, me->host, sizeof me->host) != 0)
+        st = collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d cannot tell its own address from the "
+                          "rendezvous; set COLLIE_SOCKET_IFNAME", comm->rank);
+    if (st != COLLIE_OK)
+        return st;
+    char err[256];
+    if (collie__sock_listen(me->host, 0, listen_fd, err, sizeof err) != 0)
+        return collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d: %s", comm->rank, err);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char port[NI_MAXSERV];
+    if (getsockname(*listen_fd, (struct sockaddr *)&ss, &sl) != 0 ||
+        getnameinfo((struct sockaddr *)&ss, sl, NULL, 0, port, sizeof port, NI_NUMERICSERV) != 0)
+        return collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d: getsockname: %s", comm->rank,
+                            strerror(errno));
+    me->port = atoi(port);
+    return COLLIE_OK;
+}
+
+static int *slot(collie_comm *comm, int peer, int k)
+{
+    struct collie__net *n = comm->net;
+    return &n->fd[(size_t)peer * (size_t)(n->streams + 1) + (size_t)k];
+}
+
+static collie_status connect_to(collie_comm *comm, int peer, const struct endpoint *at)
+{
+    for (int k = 0; k <= comm->net->streams; k++) {
+        int fd;
+        char err[256];
+        if (collie__sock_connect(at->host, at->port, comm->deadline_ns, &fd, err, sizeof err) != 0)
+            return collie__fail(comm, COLLIE_ERR_TIMEOUT, "rank %d cannot connect to rank %d: %s",
+                                comm->rank, peer, err);
+        *slot(comm, peer, k) = fd;
+        int proof = collie__auth_connect(fd, comm->deadline_ns);
+        if (proof != 0)
+            return collie__fail(comm, COLLIE_ERR_AUTH,
+                                "rank %d: rank %d at %s:%d did not complete the COLLIE_TOKEN "
+                                "handshake (%s)", comm->rank, peer, at->host, at->port,
+                                proof == -2 ? "its proof is wrong: another token?" : strerror(errno));
+        struct hello h = {HELLO_MAGIC, comm->rank, comm->size, k};
+        if (collie__sock_send(fd, &h, sizeof h, comm->deadline_ns) != 0)
+            return collie__fail(comm, COLLIE_ERR_PEER_LOST, "rank %d lost rank %d while "
+                                "connecting: %s", comm->rank, peer, strerror(errno));
+    }
+    return COLLIE_OK;
+}
+
+/* Accepts until every remote rank above this one has all its connections here. */
+static collie_status accept_from_above(collie_comm *comm, int listen_fd)
+{
+    int expected = 0;
+    for (int q = comm->rank + 1; q < comm->size; q++)
+        expected += collie__local_index(comm, q) < 0 ? comm->net->streams + 1 : 0;
+    while (expected > 0) {
+        int fd;
+        if (collie__sock_accept(listen_fd, comm->deadline_ns, &fd) != 0)
+            return collie__fail(comm, errno == ETIMEDOUT ? COLLIE_ERR_TIMEOUT : COLLIE_ERR_SYSTEM,
+                                "rank %d waited COLLIE_TIMEOUT=%.1f s for %d connection(s) from "
+                                "ranks on other hosts", comm->rank, comm->timeout_s, expected);
+        uint64_t dl = collie__now_ns() + HANDSHAKE_NS;
+        struct hello h;
+        int ok = collie__auth_accept(fd, dl) == 0 && collie__sock_recv(fd, &h, sizeof h, dl) == 0 &&
+                 h.magic == HELLO_MAGIC && h.size == comm->size && h.rank > comm->rank &&
+                 h.rank < comm->size && collie__local_index(comm, h.rank) < 0 && h.stream >= 0 &&
+                 h.stream <= comm->net->streams && *slot(comm, h.rank, h.stream) < 0;
+        if (!ok) {
+            char peer[128];
+            collie__sock_peer_name(fd, peer, sizeof peer);
+            COLLIE_WARN("net", "rank %d refused a connection from %s: it did not prove it knows "
+                        "COLLIE_TOKEN, or is no rank of this job", comm->rank, peer);
+            close(fd);
+            continue;
+        }
+        *slot(comm, h.rank, h.stream) = fd;
+        expected--;
+    }
+    return COLLIE_OK;
+}
+
+static collie_status connect_all(collie_comm *comm, const struct endpoint *all, int listen_fd)
+{
+    for (int q = 0; q < comm->rank; q++)
+        if (collie__local_index(comm, q) < 0) {
+            collie_status st = connect_to(comm, q, &all[q]);
+            if (st != COLLIE_OK)
+                return st;
+        }
+    collie_status st = accept_from_above(comm, listen_fd);
+    if (st != COLLIE_OK)
+        return st;
+    size_t nfd = (size_t)comm->size * (size_t)(comm->net->streams + 1);
+    for (size_t i = 0; i < nfd; i++)
+        if (comm->net->fd[i] >= 0)
+            fcntl(comm->net->fd[i], F_SETFL, fcntl(comm->net->fd[i], F_GETFL) | O_NONBLOCK);
+    return COLLIE_OK;
+}
+
+collie_status collie__net_open(collie_comm *comm)
+{
+    if (comm->nhosts <= 1)
+        return COLLIE_OK;
+    long long streams = collie__config_int(COLLIE_CFG_TCP_STREAMS);
+    if (streams < 0)
+        streams = DEFAULT_STREAMS;
+    if (streams < 1 || streams > COLLIE_MAX_STREAMS)
+        return collie__fail(comm, COLLIE_ERR_INVALID_ARG, "COLLIE_TCP_STREAMS=%lld is outside "
+                            "[1, %d]", streams, COLLIE_MAX_STREAMS);
+    struct collie__net *n = calloc(1, sizeof *n);
+    size_t nfd = (size_t)comm->size * (size_t)(streams + 1);
+    int *fds = malloc(nfd * sizeof *fds);
+    struct endpoint *all = calloc((size_t)comm->size, sizeof *all);
+    if (!n || !fds || !all) {
+        free(n), free(fds), free(all);
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the TCP connection table");
+    }
+    for (size_t i = 0; i < nfd; i++)
+        fds[i] = -1;
+    n->streams = (int)streams;
+    n->fd = fds;
+    n->stripe_min = STRIPE_MIN;
+    comm->net = n;
+    int listen_fd = -1;
+    struct endpoint me = {0};
+    collie_status st = listen_here(comm, &listen_fd, &me);
+    /* Every rank takes part in the exchange, so that a failure anywhere fails all. */
+    if (collie__bootstrap_allgather(comm, &me, all, sizeof me) != COLLIE_OK)
+        st = comm->failed ? comm->failed : COLLIE_ERR_INTERNAL;
+    for (int r = 0; r < comm->size && st == COLLIE_OK; r++)
+        if (!all[r].port)
+            st = collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d could not listen for its peers "
+                              "(its log says why)", r);
+    if (st == COLLIE_OK)
+        st = connect_all(comm, all, listen_fd);
+    if (listen_fd >= 0)
+        close(listen_fd);
+    free(all);
+    if (st == COLLIE_OK)
+        COLLIE_INFO("net", "rank %d listens at %s:%d; %d host(s), %d TCP stream(s) per remote peer "
+                    "(+1 for send/recv)", comm->rank, me.host, me.port, comm->nhosts, n->streams);
+    return st;
+}
+
+void collie__net_shutdown(collie_comm *comm)
+{
+    struct collie__net *n = comm->net;
+    if (!n)
+        return;
+    size_t nfd = (size_t)comm->size * (size_t)(n->streams + 1);
+    for (size_t i = 0; i < nfd; i++)
+        if (n->fd[i] >= 0)
+            shutdown(n->fd[i], SHUT_RDWR);
+}
+
+void collie__net_close(collie_comm *comm)
+{
+    struct collie__net *n = comm->net;
+    if (!n)
+        return;
+    size_t nfd = (size_t)comm->size * (size_t)(n->streams + 1);
+    for (size_t i = 0; i < nfd; i++)
+        if (n->fd[i] >= 0)
+            close(n->fd[i]);
+    free(n->fd);
+    free(n);
+    comm->net = NULL;
+}

@@ -1,0 +1,47 @@
+/*
+ * net.h - TCP between ranks on different hosts: the connections (net.c) and
+ * the data path (tcp.c).
+ *
+ * Every pair of ranks on different hosts holds `streams` connections for the
+ * messages of collectives, which large messages are striped over (one stream
+ * stays far below a fast link's rate), and one more for collie_send/recv.
+ * The higher rank connects; both ends prove they know COLLIE_TOKEN (auth.h)
+ * before a connection joins.  Data sockets are non-blocking and driven by the
+ * calling thread (xfer.c).
+ */
+#ifndef COLLIE_NET_H
+#define COLLIE_NET_H
+
+#include "../core/comm.h"
+
+struct collie__net {
+    int streams;  /* collective connections per remote peer */
+    int *fd;      /* [peer * (streams + 1) + k]; k == streams: send/recv; -1: a local peer */
+    size_t stripe_min; /* messages shorter than this use one stream */
+};
+
+/* Connection k (k == streams: the send/recv one) to a remote peer. */
+static inline int collie__net_fd(const collie_comm *comm, int peer, int k)
+{
+    const struct collie__net *n = comm->net;
+    return n->fd[(size_t)peer * (size_t)(n->streams + 1) + (size_t)k];
+}
+
+/*
+ * Connects every pair of ranks on different hosts.  Collective over the
+ * bootstrap; a no-op on one host.  Listens on COLLIE_SOCKET_IFNAME's address,
+ * else on the address this rank reached (or was reached at by) the
+ * rendezvous.
+ */
+collie_status collie__net_open(collie_comm *comm);
+
+/*
+ * Shuts every connection down (they stay open until close), so that ranks on
+ * other hosts waiting for this failed one see it at once.  NULL-safe.
+ */
+void collie__net_shutdown(collie_comm *comm);
+
+/* Closes every connection; NULL-safe.  Peers see the connections end. */
+void collie__net_close(collie_comm *comm);
+
+#endif

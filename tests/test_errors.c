@@ -168,7 +168,7 @@ static void mismatch(const char *kind)
     expect_sticky(COLLIE_ERR_MISMATCH);
 }
 
-static void p2p(void)
+static void p2p(int with_mismatch)
 {
     static float big[1 << 20], got[1 << 20];
     const size_t sizes[] = {0, 1, 1000, 1 << 20};
@@ -202,6 +202,8 @@ static void p2p(void)
         }
     }
     CHECK_OK(comm, collie_barrier(comm));
+    if (!with_mismatch)
+        return;
     /* a receiver expecting another size gets MISMATCH, and then so does everyone */
     float x[8] = {0};
     if (rank == 0)
@@ -209,7 +211,17 @@ static void p2p(void)
     if (rank == 1)
         expect(collie_recv(comm, x, 6, COLLIE_FLOAT32, 0), COLLIE_ERR_MISMATCH, "count=5",
                "recv of the wrong size");
-    expect(collie_barrier(comm), COLLIE_ERR_MISMATCH, "recv(count=6", "barrier after mismatch");
+    collie_status st = collie_barrier(comm);
+    if (rank == 1 || collie_local_size(comm) == size) {
+        expect(st, COLLIE_ERR_MISMATCH, "recv(count=6", "barrier after mismatch");
+    } else {
+        /* Across hosts a failure travels as the failed rank's closed connections. */
+        CHECK(st == COLLIE_ERR_MISMATCH || st == COLLIE_ERR_PEER_LOST,
+              "barrier after a mismatch on another host: %s (%s)", collie_strerror(st),
+              collie_last_error(comm));
+        CHECK(strstr(collie_last_error(comm), "rank 1") || strstr(collie_last_error(comm), "count=6"),
+              "the message does not lead to rank 1: %s", collie_last_error(comm));
+    }
 }
 
 static void sigkill(void)
@@ -272,6 +284,29 @@ static void long_call(void)
     free(b);
 }
 
+/*
+ * Allreduces until one fails (a test cuts a link meanwhile), then reports
+ * the error and how long after the last success it came; exit status 3.
+ */
+static void until_error(void)
+{
+    static float x[1 << 18];
+    double start = test_seconds(), last_ok = start;
+    for (long i = 0; test_seconds() - start < 120; i++) {
+        collie_status st = collie_allreduce(comm, x, x, 1 << 18, COLLIE_FLOAT32, COLLIE_SUM);
+        if (st != COLLIE_OK) {
+            printf("rank %d failed after %ld calls, %.2f s after the last success: %s: %s\n", rank, i,
+                   test_seconds() - last_ok, collie_strerror(st), collie_last_error(comm));
+            fflush(stdout);
+            _exit(3);
+        }
+        if (i == 0)
+            printf("rank %d: allreduce runs\n", rank), fflush(stdout);
+        last_ok = test_seconds();
+    }
+    CHECK(0, "rank %d: no failure in 120 s", rank);
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2, "usage: test_errors SCENARIO");
@@ -290,13 +325,17 @@ int main(int argc, char **argv)
     else if (!strncmp(s, "mismatch-", 9))
         mismatch(s + 9);
     else if (!strcmp(s, "p2p"))
-        p2p();
+        p2p(1);
+    else if (!strcmp(s, "p2p-data"))
+        p2p(0);
     else if (!strcmp(s, "sigkill"))
         sigkill();
     else if (!strcmp(s, "long-call"))
         long_call();
     else if (!strcmp(s, "counters"))
         counters();
+    else if (!strcmp(s, "until-error"))
+        until_error();
     else
         CHECK(0, "unknown scenario '%s'", s);
     collie_finalize(comm);

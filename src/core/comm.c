@@ -223,9 +223,9 @@ collie_status collie_init(collie_comm **out)
         comm->peer_transport[r] = &collie__tcp_transport;
     for (int i = 0; i < comm->local_size; i++)
         comm->peer_transport[comm->local_to_global[i]] = &collie__shm_transport;
-    COLLIE_INFO("init", "rank %d of %d (from %s), host '%s' (1 of %d): local rank %d of %d; "
+    COLLIE_INFO("init", "rank %d of %d (from %s), host '%s' (%d of %d): local rank %d of %d; "
                 "shm within the host%s", comm->rank, comm->size, id.source, id.host_id,
-                comm->nhosts, comm->local_rank, comm->local_size,
+                comm->hosts.host_of[comm->rank] + 1, comm->nhosts, comm->local_rank, comm->local_size,
                 comm->nhosts > 1 ? ", tcp to the others" : "");
     *out = comm;
     return COLLIE_OK;

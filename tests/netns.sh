@@ -1,0 +1,69 @@
+# netns.sh - emulated hosts for the tests: K network namespaces, each an
+# "host" with its own address, joined by veth pairs to a bridge that lives in
+# a namespace of its own, so that nothing touches the machine's own network.
+# Traffic stays inside.  Source it, then:
+#   netns_up K [RATE]     hosts 0..K-1 at 10.99.0.(h+1); RATE (e.g. 1gbit): tc tbf on
+#                         every host's link; exits 77 (skipped) if namespaces cannot be made
+#   netns_exec H CMD...   runs CMD on host H
+#   netns_link H up|down  cuts or restores host H's link
+#   netns_down            kills what runs on the hosts, deletes them (also on EXIT)
+# Needs root and iproute2 (ip, tc).  tc's netem (delay, loss) is not in this
+# machine's kernel, so links are shaped by rate only.
+netns_prefix="collie$$"
+netns_count=0
+
+netns_skip() {
+    echo "SKIPPED: $*" >&2
+    exit 77
+}
+
+netns_down() {
+    local h ns
+    for h in $(seq 0 $((netns_count - 1))) sw; do
+        ns="$netns_prefix-$h"
+        ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+        ip netns del "$ns" 2>/dev/null
+    done
+    netns_count=0
+}
+
+netns_up() {
+    local k=$1 rate=${2:-} h ns sw="$netns_prefix-sw"
+    [ "$(id -u)" = 0 ] || netns_skip "emulated hosts need root (ip netns)"
+    command -v ip >/dev/null || netns_skip "emulated hosts need iproute2 (apt-get install iproute2)"
+    trap netns_down EXIT
+    ip netns add "$sw" 2>/dev/null || netns_skip "this machine cannot create network namespaces"
+    ip -n "$sw" link add br0 type bridge && ip -n "$sw" link set br0 up &&
+        ip -n "$sw" link set lo up || { netns_down; netns_skip "cannot create a bridge"; }
+    netns_count=$k
+    for h in $(seq 0 $((k - 1))); do
+        ns="$netns_prefix-$h"
+        ip netns add "$ns" || { netns_down; netns_skip "cannot create namespace $ns"; }
+        ip link add "c$$h$h" type veth peer name "c$$s$h" || { netns_down; netns_skip "cannot create veth pairs"; }
+        ip link set "c$$h$h" netns "$ns"
+        ip link set "c$$s$h" netns "$sw"
+        ip -n "$ns" link set "c$$h$h" name eth0
+        ip -n "$ns" addr add "10.99.0.$((h + 1))/24" dev eth0
+        ip -n "$ns" link set eth0 up
+        ip -n "$ns" link set lo up
+        ip -n "$sw" link set "c$$s$h" master br0
+        ip -n "$sw" link set "c$$s$h" up
+        if [ -n "$rate" ]; then
+            # tbf: the host's egress at RATE, with a burst of a few packets' time and a
+            # queue that bounds latency (no netem here: rate only)
+            tc -n "$ns" qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms ||
+                { netns_down; netns_skip "tc tbf is not available"; }
+        fi
+    done
+}
+
+netns_exec() {
+    local h=$1; shift
+    ip netns exec "$netns_prefix-$h" "$@"
+}
+
+netns_link() {
+    ip -n "$netns_prefix-$1" link set eth0 "$2"
+}
+
+netns_addr() { echo "10.99.0.$(($1 + 1))"; }

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hosts.h"
 #include "tools.h"
 
 #define GRACE_MS 3000 /* SIGTERM to SIGKILL */
@@ -41,10 +42,15 @@ struct rank {
     int running;
     int status;
     struct stream streams[2];
+    char tag[300]; /* "[rank N] ", or "[rank N@host] " across hosts */
+    int stdin_fd;  /* remote ranks: our end of their stdin (they stop when it closes), or -1 */
 };
 
 struct job {
     int n, tag;
+    struct host_list hosts; /* -H / --hostfile; empty: every rank here */
+    const char *rsh;        /* how to reach a remote host: "ssh -o BatchMode=yes", --rsh */
+    char addr[300];         /* rank 0's rendezvous, host:port */
     struct rank *ranks;
     int live;
     int failed_rank;   /* first rank that failed, -1 if none */
@@ -62,12 +68,23 @@ static long long now_ms(void)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: collie run -n N [--tag-output] [--] PROGRAM [ARGS...]\n"
-                 "  -n, --np N        number of ranks to start on this host\n"
-                 "  --tag-output      prefix every output line with [rank R]\n"
-                 "Each rank gets COLLIE_RANK, COLLIE_SIZE, COLLIE_LOCAL_RANK, COLLIE_LOCAL_SIZE\n"
-                 "COLLIE_ADDR and a random COLLIE_TOKEN (unless one is set). If a rank fails, the others are stopped (SIGTERM, then\n"
-                 "SIGKILL after %d s) and collie run exits with that rank's status.\n",
+    fprintf(out, "usage: collie run [-n N] [-H HOST:SLOTS,... | --hostfile FILE] [options] [--] PROGRAM [ARGS...]\n"
+                 "  -n, --np N          number of ranks (default 1; with hosts: every slot)\n"
+                 "  -H, --hosts LIST    hosts and their slots, e.g. node1:4,node2:4; ranks fill\n"
+                 "                      hosts in order; remote ones start over ssh\n"
+                 "  --hostfile FILE     one host per line: 'node1 slots=4' or 'node1:4'\n"
+                 "  --rsh CMD           how to reach a host (default $COLLIE_RSH, else\n"
+                 "                      'ssh -o BatchMode=yes'); run as CMD HOST COMMAND\n"
+                 "  --port P            rank 0's rendezvous port (default: a free one)\n"
+                 "  --tag-output        prefix every output line with [rank R] (across hosts:\n"
+                 "                      [rank R@host], always on)\n"
+                 "Each rank gets COLLIE_RANK, COLLIE_SIZE, COLLIE_LOCAL_RANK, COLLIE_LOCAL_SIZE,\n"
+                 "COLLIE_ADDR, COLLIE_HOST (across hosts) and a random COLLIE_TOKEN (unless one is\n"
+                 "set; remote ranks read it from standard input, never from a command line). Other\n"
+                 "COLLIE_* variables are passed on to remote ranks. Remote ranks run the program\n"
+                 "at the path it has here, in the same directory. If a rank fails, the others are\n"
+                 "stopped (SIGTERM, then SIGKILL after %d s) and collie run exits with that rank's\n"
+                 "status.\n",
             GRACE_MS / 1000);
 }
 
@@ -102,14 +119,72 @@ static int set_token(void)
     return setenv("COLLIE_TOKEN", hex, 1);
 }
 
-static void set_env_int(const char *name, int v)
+/* The variables rank r gets: NAME=VALUE strings in env (at most max), returns how many. */
+static int rank_env(const struct job *job, int r, char env[][320], int max)
 {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%d", v);
-    setenv(name, buf, 1);
+    int n = 0, local_rank = r, local_size = job->n;
+    const char *host = NULL;
+    if (job->hosts.n) {
+        int h = hosts_of_rank(&job->hosts, r), first = 0;
+        for (int i = 0; i < h; i++)
+            first += job->hosts.host[i].slots;
+        local_rank = r - first;
+        local_size = job->n - first < job->hosts.host[h].slots ? job->n - first
+                                                                 : job->hosts.host[h].slots;
+        host = job->hosts.host[h].name;
+    }
+    snprintf(env[n++], 320, "COLLIE_RANK=%d", r);
+    snprintf(env[n++], 320, "COLLIE_SIZE=%d", job->n);
+    snprintf(env[n++], 320, "COLLIE_LOCAL_RANK=%d", local_rank);
+    snprintf(env[n++], 320, "COLLIE_LOCAL_SIZE=%d", local_size);
+    snprintf(env[n++], 320, "COLLIE_ADDR=%s", job->addr);
+    if (host)
+        snprintf(env[n++], 320, "COLLIE_HOST=%s", host);
+    (void)max;
+    return n;
 }
 
-static void child(const struct job *job, int r, int port, int out_fd[2], int err_fd[2],
+/* Execs rank r on its remote host: RSH HOST 'read token; cd; env ... PROGRAM ARGS'. */
+static void exec_remote(const struct job *job, int r, char **argv, char env[][320], int nenv)
+{
+    extern char **environ;
+    char *vars[256], cwd[4096] = "/", prog[4096], *cmd = malloc(1 << 16), *words[64];
+    int nv = 0, nw = 0;
+    for (int i = 0; i < nenv; i++)
+        vars[nv++] = env[i];
+    /* the user's other COLLIE_* settings travel along; the token goes through stdin */
+    for (char **e = environ; *e && nv < 250; e++)
+        if (!strncmp(*e, "COLLIE_", 7) && strncmp(*e, "COLLIE_TOKEN=", 13) &&
+            strncmp(*e, "COLLIE_RANK=", 12) && strncmp(*e, "COLLIE_SIZE=", 12) &&
+            strncmp(*e, "COLLIE_LOCAL_", 13) && strncmp(*e, "COLLIE_ADDR=", 12) &&
+            strncmp(*e, "COLLIE_HOST=", 12) && strncmp(*e, "COLLIE_RSH=", 11))
+            vars[nv++] = *e;
+    if (!getcwd(cwd, sizeof cwd))
+        strcpy(cwd, "/");
+    /* the program at the path it has here */
+    if (strchr(argv[0], '/') && realpath(argv[0], prog))
+        argv[0] = prog;
+    if (!cmd || hosts_remote_command(cmd, 1 << 16, cwd, vars, nv, argv) != 0) {
+        fprintf(stderr, "collie run: the command line for rank %d is too long\n", r);
+        _exit(127);
+    }
+    /* "read -r" the token first: it never appears in a command line on either host */
+    size_t clen = strlen(cmd);
+    char *full = malloc(clen + 64);
+    snprintf(full, clen + 64, "read -r COLLIE_TOKEN && export COLLIE_TOKEN && %s", cmd);
+    char *rsh = strdup(job->rsh);
+    for (char *w = strtok(rsh, " \t"); w && nw < 60; w = strtok(NULL, " \t"))
+        words[nw++] = w;
+    words[nw++] = job->hosts.host[hosts_of_rank(&job->hosts, r)].name;
+    words[nw++] = full;
+    words[nw] = NULL;
+    execvp(words[0], words);
+    fprintf(stderr, "collie run: cannot start '%s' to reach host %s for rank %d: %s\n", words[0],
+            words[nw - 2], r, strerror(errno));
+    _exit(127);
+}
+
+static void child(const struct job *job, int r, int in_fd, int out_fd[2], int err_fd[2],
                   char **argv, const sigset_t *old_mask)
 {
     setpgid(0, 0);
@@ -119,6 +194,13 @@ static void child(const struct job *job, int r, int port, int out_fd[2], int err
         dup2(err_fd[1], 2);
         close(out_fd[0]), close(out_fd[1]), close(err_fd[0]), close(err_fd[1]);
     }
+    char env[8][320];
+    int nenv = rank_env(job, r, env, 8);
+    if (in_fd >= 0) { /* a remote rank: stdin is our pipe, which carries the token first */
+        dup2(in_fd, 0);
+        close(in_fd);
+        exec_remote(job, r, argv, env, nenv);
+    }
     /* In its own process group a rank may not read the terminal; only rank 0 gets a piped stdin. */
     if (r != 0 || isatty(0)) {
         int devnull = open("/dev/null", O_RDONLY);
@@ -127,13 +209,8 @@ static void child(const struct job *job, int r, int port, int out_fd[2], int err
             close(devnull);
         }
     }
-    char addr[64];
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-    set_env_int("COLLIE_RANK", r);
-    set_env_int("COLLIE_SIZE", job->n);
-    set_env_int("COLLIE_LOCAL_RANK", r);
-    set_env_int("COLLIE_LOCAL_SIZE", job->n);
-    setenv("COLLIE_ADDR", addr, 1);
+    for (int i = 0; i < nenv; i++)
+        putenv(env[i]);
     execvp(argv[0], argv);
     fprintf(stderr, "collie run: cannot start '%s' for rank %d: %s\n", argv[0], r,
             strerror(errno));
@@ -194,12 +271,10 @@ static void reap(struct job *job)
     }
 }
 
-static void emit(struct stream *s, int r, size_t upto)
+static void emit(struct stream *s, const char *tag, size_t upto)
 {
-    char prefix[32];
-    int plen = snprintf(prefix, sizeof prefix, "[rank %d] ", r);
     FILE *out = s->out == 1 ? stdout : stderr;
-    fwrite(prefix, 1, (size_t)plen, out);
+    fputs(tag, out);
     fwrite(s->buf, 1, upto, out);
     if (upto == 0 || s->buf[upto - 1] != '\n')
         fputc('\n', out);
@@ -209,7 +284,7 @@ static void emit(struct stream *s, int r, size_t upto)
 }
 
 /* Reads what the pipe has; prints whole lines (or a full buffer) tagged with the rank. */
-static void pump(struct stream *s, int r)
+static void pump(struct stream *s, const char *r)
 {
     ssize_t n = read(s->fd, s->buf + s->len, sizeof s->buf - s->len);
     if (n <= 0) {
@@ -281,7 +356,7 @@ static int supervise(struct job *job, int sfd)
         }
         for (int i = 1; i < np; i++)
             if (p[i].revents & (POLLIN | POLLHUP | POLLERR))
-                pump(who[i], whose[i]);
+                pump(who[i], job->ranks[whose[i]].tag);
         int before = job->live;
         reap(job);
         if (before > 0 && job->live == 0)
@@ -299,10 +374,55 @@ static int supervise(struct job *job, int sfd)
     return job->exit_code;
 }
 
+/*
+ * How many ranks, where rank 0 listens, and whether output is tagged.  One
+ * host: every rank here, rendezvous on loopback.  Across hosts: ranks fill the
+ * hosts in order, rank 0 listens on the first host, by its name.
+ */
+static int place(struct job *job, int port)
+{
+    if (!job->hosts.n) {
+        if (!job->n)
+            job->n = 1;
+        if (port < 0)
+            port = pick_port();
+        if (port < 0) {
+            fprintf(stderr, "collie run: cannot find a free loopback port: %s\n", strerror(errno));
+            return -1;
+        }
+        snprintf(job->addr, sizeof job->addr, "127.0.0.1:%d", port);
+        return 0;
+    }
+    if (!job->n)
+        job->n = job->hosts.total_slots;
+    if (job->n > job->hosts.total_slots) {
+        fprintf(stderr, "collie run: %d ranks asked for, but the hosts have %d slot(s)\n", job->n,
+                job->hosts.total_slots);
+        return -1;
+    }
+    const struct host *first = &job->hosts.host[0];
+    int remote = 0;
+    for (int h = 0; h <= hosts_of_rank(&job->hosts, job->n - 1); h++)
+        remote |= !job->hosts.host[h].local;
+    if (remote && (!strcmp(first->name, "localhost") || !strcmp(first->name, "127.0.0.1"))) {
+        fprintf(stderr, "collie run: rank 0 would listen on '%s', which the other hosts cannot "
+                        "reach: name this host by an address they can reach\n", first->name);
+        return -1;
+    }
+    if (port < 0) /* a free port here, if rank 0 runs here; else one left to chance */
+        port = first->local ? pick_port() : 20000 + (int)(getpid() % 20000);
+    snprintf(job->addr, sizeof job->addr, "%s:%d", first->local && !remote ? "127.0.0.1" : first->name,
+             port);
+    job->tag = 1;
+    return 0;
+}
+
 int collie_tool_run(int argc, char **argv)
 {
-    struct job job = {.n = 1, .failed_rank = -1};
-    int i = 1;
+    struct job job = {.n = 0, .failed_rank = -1};
+    int i = 1, port = -1;
+    job.rsh = getenv("COLLIE_RSH") && *getenv("COLLIE_RSH") ? getenv("COLLIE_RSH")
+                                                             : "ssh -o BatchMode=yes";
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
@@ -317,6 +437,25 @@ int collie_tool_run(int argc, char **argv)
             }
             job.n = (int)n;
             i++;
+        } else if ((!strcmp(a, "-H") || !strcmp(a, "--hosts") || !strcmp(a, "--hostfile") ||
+                    !strcmp(a, "--rsh") || !strcmp(a, "--port")) && i + 1 >= argc) {
+            fprintf(stderr, "collie run: %s needs a value\n", a);
+            return 2;
+        } else if (!strcmp(a, "-H") || !strcmp(a, "--hosts")) {
+            if (hosts_parse_list(&job.hosts, argv[++i]) != 0)
+                return 2;
+        } else if (!strcmp(a, "--hostfile")) {
+            if (hosts_parse_file(&job.hosts, argv[++i]) != 0)
+                return 2;
+        } else if (!strcmp(a, "--rsh")) {
+            job.rsh = argv[++i];
+        } else if (!strcmp(a, "--port")) {
+            char *end;
+            port = (int)strtol(argv[++i], &end, 10);
+            if (*end || port < 1 || port > 65535) {
+                fprintf(stderr, "collie run: --port needs a port number, not '%s'\n", argv[i]);
+                return 2;
+            }
         } else if (!strcmp(a, "--tag-output")) {
             job.tag = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -337,11 +476,8 @@ int collie_tool_run(int argc, char **argv)
         fprintf(stderr, "collie run: cannot draw a random COLLIE_TOKEN: %s\n", strerror(errno));
         return 1;
     }
-    int port = pick_port();
-    if (port < 0) {
-        fprintf(stderr, "collie run: cannot find a free loopback port: %s\n", strerror(errno));
-        return 1;
-    }
+    if (place(&job, port) != 0)
+        return 2;
     sigset_t mask, old;
     sigemptyset(&mask);
     sigaddset(&mask, SIGCHLD);
@@ -355,6 +491,8 @@ int collie_tool_run(int argc, char **argv)
         fprintf(stderr, "collie run: cannot set up: %s\n", strerror(errno));
         return 1;
     }
+    for (int r = 0; r < job.n; r++)
+        job.ranks[r].stdin_fd = -1;
     fflush(NULL);
     for (int r = 0; r < job.n; r++) {
         struct rank *k = &job.ranks[r];
@@ -365,9 +503,30 @@ int collie_tool_run(int argc, char **argv)
             stop_all(&job);
             break;
         }
+        int in_fd[2] = {-1, -1}, h = job.hosts.n ? hosts_of_rank(&job.hosts, r) : -1;
+        if (h >= 0 && !job.hosts.host[h].local && pipe2(in_fd, O_CLOEXEC) != 0) {
+            fprintf(stderr, "collie run: pipe: %s\n", strerror(errno));
+            stop_all(&job);
+            break;
+        }
+        if (h >= 0)
+            snprintf(k->tag, sizeof k->tag, "[rank %d@%s] ", r, job.hosts.host[h].name);
+        else
+            snprintf(k->tag, sizeof k->tag, "[rank %d] ", r);
+        k->stdin_fd = in_fd[1];
         pid_t pid = fork();
-        if (pid == 0)
-            child(&job, r, port, out_fd, err_fd, argv + i, &old);
+        if (pid == 0) {
+            if (in_fd[1] >= 0)
+                close(in_fd[1]);
+            child(&job, r, in_fd[0], out_fd, err_fd, argv + i, &old);
+        }
+        if (in_fd[0] >= 0)
+            close(in_fd[0]);
+        if (in_fd[1] >= 0) { /* the token, then nothing until we close it: see hosts.h */
+            const char *token = getenv("COLLIE_TOKEN");
+            if (write(in_fd[1], token, strlen(token)) < 0 || write(in_fd[1], "\n", 1) < 0)
+                fprintf(stderr, "collie run: cannot hand rank %d its token\n", r);
+        }
         if (pid < 0) {
             fprintf(stderr, "collie run: fork for rank %d: %s\n", r, strerror(errno));
             stop_all(&job);
@@ -386,7 +545,11 @@ int collie_tool_run(int argc, char **argv)
         }
     }
     int code = supervise(&job, sfd);
+    for (int r = 0; r < job.n; r++)
+        if (job.ranks[r].stdin_fd >= 0)
+            close(job.ranks[r].stdin_fd);
     free(job.ranks);
+    hosts_free(&job.hosts);
     close(sfd);
     return code;
 }

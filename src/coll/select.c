@@ -76,14 +76,18 @@ static double cost_rd(const collie_comm *comm, const struct collie__op *op)
     return steps * (net_alpha() + bytes(op) / net_beta());
 }
 
-/* Local twoshot around a cross-host allreduce of H hosts: each link carries 2 (H-1)/H. */
+/*
+ * Local twoshot around a cross-host allreduce of H hosts: each link carries
+ * 2 (H-1)/H of the data, and every rank copies its chunk in and the result
+ * out (cache-resident: the reduction itself hides under the network).
+ */
 static double cost_hierarchical(const collie_comm *comm, const struct collie__op *op)
 {
     double h = comm->nhosts, cross_steps = 2 * (h - 1);
     if (bytes(op) / comm->hosts.max_local < 64 * 1024)
         cross_steps = log2_steps(comm->nhosts);
     return rounds(comm, op) * (2 * alpha(comm) + cross_steps * net_alpha()) +
-           2 * (h - 1) / h * bytes(op) / net_beta() + 4 * bytes(op) / BETA_BPS;
+           2 * (h - 1) / h * bytes(op) / net_beta() + 2 * bytes(op) / BETA_BPS;
 }
 
 static collie_status allreduce_oneshot(collie_comm *c, const struct collie__op *op)

@@ -12,6 +12,7 @@
 #define COLLIE_SHM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../core/comm.h"
 

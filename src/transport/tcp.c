@@ -15,6 +15,7 @@
 #include "xfer.h"
 
 #define HDR sizeof(struct collie__wire)
+#define SMALL_MSG 4096 /* received with their header in one recv() */
 
 static int stripe_fd(const collie_comm *comm, const struct collie__xfer *x, int k)
 {
@@ -57,10 +58,41 @@ static collie_status send_stripe(collie_comm *comm, struct collie__xfer *x, int 
     return COLLIE_OK;
 }
 
+/*
+ * A small message in one recv(): header and payload land in a bounce buffer,
+ * the header is checked, then the payload is copied.  Returns 1 if it handled
+ * the stripe (complete or partly), 0 to take the general path.
+ */
+static int recv_small(collie_comm *comm, struct collie__xfer *x, int k, int fd, collie_status *st)
+{
+    struct collie__xfer_stripe *s = &x->st[k];
+    unsigned char bounce[HDR + SMALL_MSG];
+    if (s->hdr_done || s->len > SMALL_MSG)
+        return 0;
+    ssize_t got = recv(fd, bounce, HDR + s->len, MSG_DONTWAIT);
+    if (got <= 0)
+        return 0; /* nothing yet, closed, or an error: the general path says which */
+    size_t h = (size_t)got < HDR ? (size_t)got : HDR;
+    memcpy(&x->hdr[k], bounce, h);
+    s->hdr_done = h;
+    *st = COLLIE_OK;
+    if (h == HDR) {
+        *st = collie__xfer_check(comm, x, k);
+        if (*st == COLLIE_OK) {
+            memcpy(x->buf + s->off, bounce + HDR, (size_t)got - HDR);
+            s->done = (size_t)got - HDR;
+        }
+    }
+    return 1;
+}
+
 static collie_status recv_stripe(collie_comm *comm, struct collie__xfer *x, int k)
 {
     struct collie__xfer_stripe *st = &x->st[k];
     int fd = stripe_fd(comm, x, k);
+    collie_status small;
+    if (recv_small(comm, x, k, fd, &small) && small != COLLIE_OK)
+        return small;
     while (!collie__xfer_stripe_done(x, k)) {
         int header = st->hdr_done < HDR;
         unsigned char *to = header ? (unsigned char *)&x->hdr[k] + st->hdr_done

@@ -53,6 +53,7 @@ struct bench_opts {
     int dry_run;        /* list the sizes, measure nothing */
     int corrupt;        /* testing: rank 0 flips a byte of each checked result */
     const char *algo, *baseline, *csv, *json, *plot, *raw;
+    const char *hosts, *hostfile, *rsh; /* across hosts: passed to collie run (and mpirun) */
 };
 
 /* One measured size. */

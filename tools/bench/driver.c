@@ -133,16 +133,40 @@ static int driver_main(const struct bench_opts *o)
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
     int rc = 0;
     for (int round = 0; round < o->rounds && rc == 0; round++) {
-        char buf[4096], *argv[96];
-        char *collie_argv[128] = {self, "run", "-n", nranks, self, "bench"};
+        char buf[4096], *argv[96], mca_rsh[PATH_MAX + 64];
+        char *collie_argv[128] = {self, "run"}, *mpi_argv[128] = {"mpirun", "--oversubscribe"};
+        int nc = 2, nm = 2;
+        if (o->nranks || (!o->hosts && !o->hostfile)) {
+            collie_argv[nc++] = "-n", collie_argv[nc++] = nranks;
+            mpi_argv[nm++] = "-n", mpi_argv[nm++] = nranks;
+        }
+        if (o->hosts || o->hostfile) { /* one slot per node is not oversubscribed to Open MPI,
+                                          but the hosts may share cores: do not busy-poll */
+            mpi_argv[nm++] = "--mca", mpi_argv[nm++] = "mpi_yield_when_idle",
+            mpi_argv[nm++] = "1";
+        }
+        if (o->hosts) {
+            collie_argv[nc++] = "-H", collie_argv[nc++] = (char *)o->hosts;
+            mpi_argv[nm++] = "--host", mpi_argv[nm++] = (char *)o->hosts;
+        }
+        if (o->hostfile) {
+            collie_argv[nc++] = "--hostfile", collie_argv[nc++] = (char *)o->hostfile;
+            mpi_argv[nm++] = "--hostfile", mpi_argv[nm++] = (char *)o->hostfile;
+        }
+        if (o->rsh) {
+            collie_argv[nc++] = "--rsh", collie_argv[nc++] = (char *)o->rsh;
+            snprintf(mca_rsh, sizeof mca_rsh, "%s", o->rsh);
+            mpi_argv[nm++] = "--mca", mpi_argv[nm++] = "plm_rsh_agent", mpi_argv[nm++] = mca_rsh;
+        }
+        collie_argv[nc++] = self, collie_argv[nc++] = "bench";
+        mpi_argv[nm++] = mpi_prog;
         int n = job_args(o, argv, 96, buf, sizeof buf, raw, round);
         for (int i = 0; i <= n; i++)
-            collie_argv[6 + i] = argv[i];
+            collie_argv[nc + i] = argv[i];
         rc = tools_run_job(collie_argv);
         if (rc == 0 && o->baseline) {
-            char *mpi_argv[128] = {"mpirun", "--oversubscribe", "-n", nranks, mpi_prog};
             for (int i = 0; i <= n; i++)
-                mpi_argv[5 + i] = argv[i];
+                mpi_argv[nm + i] = argv[i];
             rc = tools_run_job(mpi_argv);
             if (rc)
                 fprintf(stderr, "collie bench: the MPI baseline job failed\n");
@@ -180,7 +204,7 @@ int collie_tool_bench(int argc, char **argv)
         }
         return rank_main(&o);
     }
-    if (!o.nranks)
+    if (!o.nranks && !o.hosts && !o.hostfile)
         o.nranks = 1; /* alone: a one-rank job, launched like any other */
     return driver_main(&o);
 }

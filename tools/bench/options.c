@@ -53,7 +53,10 @@ void bench_usage(FILE *out, const char *prog)
             "  --stream        measure memory bandwidth; show the large allreduces' share of\n"
             "                  the memory-traffic floor\n"
             "  --csv FILE, --json FILE, --plot FILE.png   write the rows, and draw them\n"
-            "  --dry-run       list the sizes each collective would be measured at\n",
+            "  --dry-run       list the sizes each collective would be measured at\n"
+            "  -H LIST, --hostfile FILE, --rsh CMD   across hosts, as collie run (-n: default\n"
+            "                  every slot); the MPI baseline gets the same hosts (run the\n"
+            "                  driver on the first host: rank 0 writes the results there)\n",
             prog);
 }
 
@@ -149,6 +152,9 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         } else if (!strcmp(a, "--rounds")) {
             if (!is_int || n < 1 || n > 100) goto bad;
             o->rounds = (int)n;
+        } else if (!strcmp(a, "-H") || !strcmp(a, "--hosts")) { o->hosts = v;
+        } else if (!strcmp(a, "--hostfile")) { o->hostfile = v;
+        } else if (!strcmp(a, "--rsh")) { o->rsh = v;
         } else if (!strcmp(a, "--algo")) { o->algo = v;
         } else if (!strcmp(a, "--baseline")) {
             if (strcmp(v, "mpi")) goto bad;

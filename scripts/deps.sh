@@ -3,10 +3,11 @@
 # Needs root (or sudo) only when something has to be installed.
 #   deps.sh          the build: compiler, cmake
 #   deps.sh --bench  also Open MPI (collie bench --baseline mpi), gnuplot (--plot) and
-#                    iproute2 (ip netns and tc: the emulated hosts of the tests)
+#                    iproute2 (ip netns and tc: the emulated hosts of the tests), iperf3
+#                    (the link rate between them)
 set -euo pipefail
 packages=(build-essential cmake pkg-config libssl-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist)
-[ "${1:-}" = --bench ] && packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2)
+[ "${1:-}" = --bench ] && packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,6 +6,8 @@
 #                         every host's link; exits 77 (skipped) if namespaces cannot be made
 #   netns_exec H CMD...   runs CMD on host H
 #   netns_link H up|down  cuts or restores host H's link
+#   netns_rsh FILE        writes an ssh stand-in: FILE HOST COMMAND runs COMMAND on the
+#                         emulated host whose address is HOST (for collie run --rsh)
 #   netns_down            kills what runs on the hosts, deletes them (also on EXIT)
 # Needs root and iproute2 (ip, tc).  tc's netem (delay, loss) is not in this
 # machine's kernel, so links are shaped by rate only.
@@ -67,3 +69,12 @@ netns_link() {
 }
 
 netns_addr() { echo "10.99.0.$(($1 + 1))"; }
+
+netns_rsh() {
+    cat > "$1" <<EOS
+#!/bin/sh
+host=\$1; shift
+exec ip netns exec "$netns_prefix-\$((\${host##*.} - 1))" sh -c "\$*"
+EOS
+    chmod +x "$1"
+}

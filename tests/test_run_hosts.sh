@@ -11,12 +11,7 @@ netns_up 3
 dir=$(mktemp -d)
 trap 'netns_down; rm -rf "$dir"' EXIT
 # "ssh HOST COMMAND" for emulated hosts: 10.99.0.(h+1) is namespace h
-cat > "$dir/rsh" <<EOS
-#!/bin/sh
-host=\$1; shift
-exec ip netns exec "$netns_prefix-\$((\${host##*.} - 1))" sh -c "\$*"
-EOS
-chmod +x "$dir/rsh"
+netns_rsh "$dir/rsh"
 hosts="$(netns_addr 0):2,$(netns_addr 1):1,$(netns_addr 2):2"
 
 # placement fills hosts in order; every rank knows its host; remote ranks get the token

@@ -59,6 +59,22 @@ static inline collie_status collie__average(void *buf, size_t count, collie_dtyp
     return COLLIE_OK;
 }
 
+/*
+ * Where a rooted reduction accumulates: the root's recvbuf, else scratch
+ * (recvbuf may be NULL off the root), holding a copy of the input.  NULL
+ * after failing the communicator with NOMEM.
+ */
+static inline unsigned char *collie__reduce_work(collie_comm *comm, const struct collie__op *op)
+{
+    size_t bytes = op->count * op->elem_size;
+    unsigned char *work = comm->rank == op->root
+                              ? op->recvbuf
+                              : collie__scratch(comm, COLLIE_SCRATCH_WORK, bytes);
+    if (work && op->sendbuf != work)
+        memcpy(work, op->sendbuf, bytes);
+    return work;
+}
+
 /* Host-local algorithms (shared-memory window). */
 /* root < 0: every rank receives the result (allreduce); else only root (reduce). */
 collie_status collie__oneshot(collie_comm *comm, const struct collie__op *op, int root);
@@ -78,7 +94,10 @@ collie_status collie__ring_allreduce(collie_comm *comm, const struct collie__gro
                                      size_t count, collie_dtype dtype, collie_op op, int divisor);
 collie_status collie__rd_allreduce(collie_comm *comm, const struct collie__group *g, void *buf,
                                    size_t count, collie_dtype dtype, collie_op op, int divisor);
+collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__group *g, void *buf,
+                                    size_t count, collie_dtype dtype, collie_op op, int divisor);
 collie_status collie__allreduce_ring(collie_comm *comm, const struct collie__op *op);
+collie_status collie__allreduce_rab(collie_comm *comm, const struct collie__op *op);
 collie_status collie__allreduce_rd(collie_comm *comm, const struct collie__op *op);
 collie_status collie__reduce_ring(collie_comm *comm, const struct collie__op *op);
 collie_status collie__reduce_rd(collie_comm *comm, const struct collie__op *op);

@@ -81,12 +81,8 @@ collie_status collie__allreduce_rd(collie_comm *comm, const struct collie__op *o
 collie_status collie__reduce_rd(collie_comm *comm, const struct collie__op *op)
 {
     struct collie__group g = collie__group_all(comm);
-    size_t bytes = op->count * op->elem_size;
-    unsigned char *work = comm->rank == op->root ? op->recvbuf
-                                                 : collie__scratch(comm, COLLIE_SCRATCH_WORK, bytes);
+    unsigned char *work = collie__reduce_work(comm, op);
     if (!work)
         return comm->failed;
-    if (op->sendbuf != work)
-        memcpy(work, op->sendbuf, bytes);
     return collie__rd_allreduce(comm, &g, work, op->count, op->dtype, op->op, comm->size);
 }

@@ -107,14 +107,10 @@ collie_status collie__reduce_ring(collie_comm *comm, const struct collie__op *op
     struct collie__group g = collie__group_all(comm);
     const int n = comm->size, me = comm->rank;
     const struct blocks b = {op->count, 0, op->elem_size};
-    size_t bytes = op->count * op->elem_size;
     unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, (op->count / (size_t)n + 1) * b.es);
-    unsigned char *work = me == op->root ? op->recvbuf
-                                         : collie__scratch(comm, COLLIE_SCRATCH_WORK, bytes);
-    if (!tmp || !work)
+    unsigned char *work = tmp ? collie__reduce_work(comm, op) : NULL;
+    if (!work)
         return comm->failed;
-    if (op->sendbuf != work)
-        memcpy(work, op->sendbuf, bytes);
     collie_status st = reduce_scatter(comm, &g, work, tmp, &b, op->dtype, op->op, n);
     if (st != COLLIE_OK)
         return st;

@@ -62,18 +62,35 @@ static double cost_twoshot(const collie_comm *comm, const struct collie__op *op)
            (4.0 + 1.0 / comm->local_size) * bytes(op) / BETA_BPS;
 }
 
-/* Flat ring: 2 (n-1) steps; each host's link carries 2 (n-1)/n of the data. */
+/*
+ * The flat algorithms' bytes are counted where they queue: one host's link.
+ * With L ranks per host (placed in blocks, as collie run and mpirun place
+ * them), the exchanges at distances >= L all cross it at once.
+ */
+static double fold_steps(const collie_comm *comm) { return (comm->size & (comm->size - 1)) ? 2 : 0; }
+
+/* Flat ring: 2 (n-1) steps; one flow per host boundary carries 2 (n-1)/n of the data. */
 static double cost_ring(const collie_comm *comm, const struct collie__op *op)
 {
     double n = comm->size;
     return 2 * (n - 1) * net_alpha() + 2 * (n - 1) / n * bytes(op) / net_beta();
 }
 
-/* Recursive doubling: log2(n) exchanges of everything (two more to fold a non-power of two). */
+/* Recursive doubling: log2(n) exchanges of everything; log2(H) of them cross the link L-fold. */
 static double cost_rd(const collie_comm *comm, const struct collie__op *op)
 {
-    double steps = log2_steps(comm->size) + ((comm->size & (comm->size - 1)) ? 2 : 0);
-    return steps * (net_alpha() + bytes(op) / net_beta());
+    double steps = log2_steps(comm->size) + fold_steps(comm);
+    double link = comm->hosts.max_local * (log2_steps(comm->nhosts) + fold_steps(comm));
+    return steps * net_alpha() + link * bytes(op) / net_beta();
+}
+
+/* Rabenseifner: 2 log2(n) steps; the halving and doubling at distances >= L cross the link. */
+static double cost_rab(const collie_comm *comm, const struct collie__op *op)
+{
+    double h = comm->nhosts;
+    double steps = 2 * log2_steps(comm->size) + fold_steps(comm);
+    double link = comm->hosts.max_local * (2 * (h - 1) / h + fold_steps(comm));
+    return steps * net_alpha() + link * bytes(op) / net_beta();
 }
 
 /*
@@ -114,6 +131,7 @@ static const struct collie__algo algos[] = {
     {"twoshot", COLLIE_COLL_ALLREDUCE, HOST, allreduce_twoshot, cost_twoshot},
     {"ring", COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_ring, cost_ring},
     {"rd", COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rd, cost_rd},
+    {"rabenseifner", COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rab, cost_rab},
     {"hierarchical", COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_hierarchical, cost_hierarchical},
     {"oneshot", COLLIE_COLL_REDUCE, HOST, reduce_oneshot, cost_oneshot},
     {"twoshot", COLLIE_COLL_REDUCE, HOST, reduce_twoshot, cost_twoshot},

@@ -223,15 +223,25 @@ collie_status collie__net_open(collie_comm *comm)
     return st;
 }
 
-void collie__net_shutdown(collie_comm *comm)
+/* Shuts down (close == 0) or closes every connection. */
+static void end_all(collie_comm *comm, int close_them)
 {
     struct collie__net *n = comm->net;
-    if (!n)
-        return;
     size_t nfd = (size_t)comm->size * (size_t)(n->streams + 1);
-    for (size_t i = 0; i < nfd; i++)
-        if (n->fd[i] >= 0)
+    for (size_t i = 0; i < nfd; i++) {
+        if (n->fd[i] < 0)
+            continue;
+        if (close_them)
+            close(n->fd[i]);
+        else
             shutdown(n->fd[i], SHUT_RDWR);
+    }
+}
+
+void collie__net_shutdown(collie_comm *comm)
+{
+    if (comm->net)
+        end_all(comm, 0);
 }
 
 void collie__net_close(collie_comm *comm)
@@ -239,10 +249,7 @@ void collie__net_close(collie_comm *comm)
     struct collie__net *n = comm->net;
     if (!n)
         return;
-    size_t nfd = (size_t)comm->size * (size_t)(n->streams + 1);
-    for (size_t i = 0; i < nfd; i++)
-        if (n->fd[i] >= 0)
-            close(n->fd[i]);
+    end_all(comm, 1);
     free(n->fd);
     free(n);
     comm->net = NULL;

@@ -149,6 +149,14 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
         comm->ops += st == COLLIE_OK;
         return st;
     }
+    if (comm->size == 1) { /* every collective of one rank is a copy, if anything */
+        size_t bytes = coll == COLLIE_COLL_BARRIER ? 0 : op->count * op->elem_size;
+        if (bytes && op->sendbuf != op->recvbuf)
+            memcpy(op->recvbuf, op->sendbuf, bytes);
+        comm->seq++;
+        comm->ops++;
+        return COLLIE_OK;
+    }
     op->stream_out = comm->nt_min && output_bytes(comm, op) >= comm->nt_min;
     collie__shm_begin(comm, d);
     comm->seq++;

@@ -417,11 +417,10 @@ static int place(struct job *job, int port)
     return 0;
 }
 
-int collie_tool_run(int argc, char **argv)
+static int run_cli(int argc, char **argv, struct job *job)
 {
-    struct job job = {.n = 0, .failed_rank = -1};
     int i = 1, port = -1;
-    job.rsh = getenv("COLLIE_RSH") && *getenv("COLLIE_RSH") ? getenv("COLLIE_RSH")
+    job->rsh = getenv("COLLIE_RSH") && *getenv("COLLIE_RSH") ? getenv("COLLIE_RSH")
                                                              : "ssh -o BatchMode=yes";
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
@@ -435,20 +434,20 @@ int collie_tool_run(int argc, char **argv)
                 fprintf(stderr, "collie run: %s needs a number of ranks from 1 to 4096\n", a);
                 return 2;
             }
-            job.n = (int)n;
+            job->n = (int)n;
             i++;
         } else if ((!strcmp(a, "-H") || !strcmp(a, "--hosts") || !strcmp(a, "--hostfile") ||
                     !strcmp(a, "--rsh") || !strcmp(a, "--port")) && i + 1 >= argc) {
             fprintf(stderr, "collie run: %s needs a value\n", a);
             return 2;
         } else if (!strcmp(a, "-H") || !strcmp(a, "--hosts")) {
-            if (hosts_parse_list(&job.hosts, argv[++i]) != 0)
+            if (hosts_parse_list(&job->hosts, argv[++i]) != 0)
                 return 2;
         } else if (!strcmp(a, "--hostfile")) {
-            if (hosts_parse_file(&job.hosts, argv[++i]) != 0)
+            if (hosts_parse_file(&job->hosts, argv[++i]) != 0)
                 return 2;
         } else if (!strcmp(a, "--rsh")) {
-            job.rsh = argv[++i];
+            job->rsh = argv[++i];
         } else if (!strcmp(a, "--port")) {
             char *end;
             port = (int)strtol(argv[++i], &end, 10);
@@ -457,7 +456,7 @@ int collie_tool_run(int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(a, "--tag-output")) {
-            job.tag = 1;
+            job->tag = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -476,7 +475,7 @@ int collie_tool_run(int argc, char **argv)
         fprintf(stderr, "collie run: cannot draw a random COLLIE_TOKEN: %s\n", strerror(errno));
         return 1;
     }
-    if (place(&job, port) != 0)
+    if (place(job, port) != 0)
         return 2;
     sigset_t mask, old;
     sigemptyset(&mask);
@@ -486,31 +485,31 @@ int collie_tool_run(int argc, char **argv)
     sigaddset(&mask, SIGHUP);
     sigprocmask(SIG_BLOCK, &mask, &old);
     int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-    job.ranks = calloc((size_t)job.n, sizeof *job.ranks);
-    if (sfd < 0 || !job.ranks) {
+    job->ranks = calloc((size_t)job->n, sizeof *job->ranks);
+    if (sfd < 0 || !job->ranks) {
         fprintf(stderr, "collie run: cannot set up: %s\n", strerror(errno));
         return 1;
     }
-    for (int r = 0; r < job.n; r++)
-        job.ranks[r].stdin_fd = -1;
+    for (int r = 0; r < job->n; r++)
+        job->ranks[r].stdin_fd = -1;
     fflush(NULL);
-    for (int r = 0; r < job.n; r++) {
-        struct rank *k = &job.ranks[r];
+    for (int r = 0; r < job->n; r++) {
+        struct rank *k = &job->ranks[r];
         int out_fd[2] = {-1, -1}, err_fd[2] = {-1, -1};
         k->streams[0].fd = k->streams[1].fd = -1;
-        if (job.tag && (pipe2(out_fd, O_CLOEXEC) != 0 || pipe2(err_fd, O_CLOEXEC) != 0)) {
+        if (job->tag && (pipe2(out_fd, O_CLOEXEC) != 0 || pipe2(err_fd, O_CLOEXEC) != 0)) {
             fprintf(stderr, "collie run: pipe: %s\n", strerror(errno));
-            stop_all(&job);
+            stop_all(job);
             break;
         }
-        int in_fd[2] = {-1, -1}, h = job.hosts.n ? hosts_of_rank(&job.hosts, r) : -1;
-        if (h >= 0 && !job.hosts.host[h].local && pipe2(in_fd, O_CLOEXEC) != 0) {
+        int in_fd[2] = {-1, -1}, h = job->hosts.n ? hosts_of_rank(&job->hosts, r) : -1;
+        if (h >= 0 && !job->hosts.host[h].local && pipe2(in_fd, O_CLOEXEC) != 0) {
             fprintf(stderr, "collie run: pipe: %s\n", strerror(errno));
-            stop_all(&job);
+            stop_all(job);
             break;
         }
         if (h >= 0)
-            snprintf(k->tag, sizeof k->tag, "[rank %d@%s] ", r, job.hosts.host[h].name);
+            snprintf(k->tag, sizeof k->tag, "[rank %d@%s] ", r, job->hosts.host[h].name);
         else
             snprintf(k->tag, sizeof k->tag, "[rank %d] ", r);
         k->stdin_fd = in_fd[1];
@@ -518,7 +517,7 @@ int collie_tool_run(int argc, char **argv)
         if (pid == 0) {
             if (in_fd[1] >= 0)
                 close(in_fd[1]);
-            child(&job, r, in_fd[0], out_fd, err_fd, argv + i, &old);
+            child(job, r, in_fd[0], out_fd, err_fd, argv + i, &old);
         }
         if (in_fd[0] >= 0)
             close(in_fd[0]);
@@ -529,27 +528,34 @@ int collie_tool_run(int argc, char **argv)
         }
         if (pid < 0) {
             fprintf(stderr, "collie run: fork for rank %d: %s\n", r, strerror(errno));
-            stop_all(&job);
-            job.exit_code = 1;
+            stop_all(job);
+            job->exit_code = 1;
             break;
         }
         setpgid(pid, pid); /* also here: no race with an early killpg */
         k->pid = pid;
         k->running = 1;
-        job.live++;
-        if (job.tag) {
+        job->live++;
+        if (job->tag) {
             close(out_fd[1]);
             close(err_fd[1]);
             k->streams[0] = (struct stream){.fd = out_fd[0], .out = 1};
             k->streams[1] = (struct stream){.fd = err_fd[0], .out = 2};
         }
     }
-    int code = supervise(&job, sfd);
-    for (int r = 0; r < job.n; r++)
-        if (job.ranks[r].stdin_fd >= 0)
-            close(job.ranks[r].stdin_fd);
-    free(job.ranks);
-    hosts_free(&job.hosts);
+    int code = supervise(job, sfd);
+    for (int r = 0; r < job->n; r++)
+        if (job->ranks[r].stdin_fd >= 0)
+            close(job->ranks[r].stdin_fd);
+    free(job->ranks);
     close(sfd);
+    return code;
+}
+
+int collie_tool_run(int argc, char **argv)
+{
+    struct job job = {.n = 0, .failed_rank = -1};
+    int code = run_cli(argc, argv, &job);
+    hosts_free(&job.hosts);
     return code;
 }

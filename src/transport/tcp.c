@@ -78,7 +78,7 @@ static int recv_small(collie_comm *comm, struct collie__xfer *x, int k, int fd, 
     *st = COLLIE_OK;
     if (h == HDR) {
         *st = collie__xfer_check(comm, x, k);
-        if (*st == COLLIE_OK) {
+        if (*st == COLLIE_OK && (size_t)got > HDR) {
             memcpy(x->buf + s->off, bounce + HDR, (size_t)got - HDR);
             s->done = (size_t)got - HDR;
         }

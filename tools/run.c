@@ -119,8 +119,8 @@ static int set_token(void)
     return setenv("COLLIE_TOKEN", hex, 1);
 }
 
-/* The variables rank r gets: NAME=VALUE strings in env (at most max), returns how many. */
-static int rank_env(const struct job *job, int r, char env[][320], int max)
+/* The variables rank r gets, as NAME=VALUE strings in env[0..5]; returns how many. */
+static int rank_env(const struct job *job, int r, char env[][320])
 {
     int n = 0, local_rank = r, local_size = job->n;
     const char *host = NULL;
@@ -140,8 +140,21 @@ static int rank_env(const struct job *job, int r, char env[][320], int max)
     snprintf(env[n++], 320, "COLLIE_ADDR=%s", job->addr);
     if (host)
         snprintf(env[n++], 320, "COLLIE_HOST=%s", host);
-    (void)max;
     return n;
+}
+
+/* Finds name in PATH as execvp would; 1 with its path in out, else 0. */
+static int in_path(const char *name, char *out, size_t len)
+{
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : ""; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(out, len, "%.*s/%s", (int)n, p, name);
+        if (n && access(out, X_OK) == 0)
+            return 1;
+        p += n + (p[n] == ':');
+    }
+    return 0;
 }
 
 /* Execs rank r on its remote host: RSH HOST 'read token; cd; env ... PROGRAM ARGS'. */
@@ -161,8 +174,8 @@ static void exec_remote(const struct job *job, int r, char **argv, char env[][32
             vars[nv++] = *e;
     if (!getcwd(cwd, sizeof cwd))
         strcpy(cwd, "/");
-    /* the program at the path it has here */
-    if (strchr(argv[0], '/') && realpath(argv[0], prog))
+    /* the program at the path it has here (found in PATH here, if it has no slash) */
+    if (strchr(argv[0], '/') ? realpath(argv[0], prog) != NULL : in_path(argv[0], prog, sizeof prog))
         argv[0] = prog;
     if (!cmd || hosts_remote_command(cmd, 1 << 16, cwd, vars, nv, argv) != 0) {
         fprintf(stderr, "collie run: the command line for rank %d is too long\n", r);
@@ -170,9 +183,12 @@ static void exec_remote(const struct job *job, int r, char **argv, char env[][32
     }
     /* "read -r" the token first: it never appears in a command line on either host */
     size_t clen = strlen(cmd);
-    char *full = malloc(clen + 64);
+    char *full = malloc(clen + 64), *rsh = strdup(job->rsh);
+    if (!full || !rsh) {
+        fprintf(stderr, "collie run: out of memory starting rank %d\n", r);
+        _exit(127);
+    }
     snprintf(full, clen + 64, "read -r COLLIE_TOKEN && export COLLIE_TOKEN && %s", cmd);
-    char *rsh = strdup(job->rsh);
     for (char *w = strtok(rsh, " \t"); w && nw < 60; w = strtok(NULL, " \t"))
         words[nw++] = w;
     words[nw++] = job->hosts.host[hosts_of_rank(&job->hosts, r)].name;
@@ -194,8 +210,8 @@ static void child(const struct job *job, int r, int in_fd, int out_fd[2], int er
         dup2(err_fd[1], 2);
         close(out_fd[0]), close(out_fd[1]), close(err_fd[0]), close(err_fd[1]);
     }
-    char env[8][320];
-    int nenv = rank_env(job, r, env, 8);
+    char env[6][320];
+    int nenv = rank_env(job, r, env);
     if (in_fd >= 0) { /* a remote rank: stdin is our pipe, which carries the token first */
         dup2(in_fd, 0);
         close(in_fd);

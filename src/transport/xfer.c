@@ -17,11 +17,9 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/log.h"
 #include "shm.h"
 #include "transport.h"
 

@@ -26,4 +26,21 @@ static inline size_t collie__seg(size_t m, int i, int n)
     return (size_t)((unsigned __int128)m * (unsigned)i / (unsigned)n);
 }
 
+/* A group folded to a power of two (fold.c). */
+struct collie__fold {
+    int pof2, extra; /* 2^k members remain; the first 2 * extra fold pairwise */
+    int vme;         /* this member's number among the 2^k, or -1 while folded away */
+};
+
+struct collie__fold collie__fold_plan(const struct collie__group *g);
+/* The group member that is number v among the 2^k. */
+int collie__fold_member(const struct collie__fold *f, int v);
+/* Before: even members of the folded pairs hand buf to the odd ones, which combine it in. */
+collie_status collie__fold_in(collie_comm *comm, const struct collie__group *g,
+                              const struct collie__fold *f, unsigned char *buf, unsigned char *tmp,
+                              size_t count, collie_dtype dtype, collie_op op);
+/* After: the odd members hand the result back. */
+collie_status collie__fold_out(collie_comm *comm, const struct collie__group *g,
+                               const struct collie__fold *f, unsigned char *buf, size_t bytes);
+
 #endif

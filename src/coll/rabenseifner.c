@@ -4,7 +4,7 @@
  * as in MPICH).  It moves the ring's 2 (n-1)/n of the data in 2 log2(n)
  * steps instead of 2 (n-1).
  *
- * Over the 2^k members that remain after folding (as recursive_doubling.c):
+ * Over the 2^k members that remain after folding (fold.c):
  * the data splits into 2^k blocks.  Halving: at distance d = 2^(k-1) .. 1,
  * each member keeps the half of its range on its side of the partner
  * (vme ^ d), sends the other half and reduces the partner's copy of its own
@@ -23,7 +23,7 @@ static size_t at(size_t count, int blk, int blocks) { return collie__seg(count, 
 collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__group *g, void *data,
                                     size_t count, collie_dtype dtype, collie_op op, int divisor)
 {
-    const int n = g->n, me = g->me;
+    const int n = g->n;
     const size_t es = collie__dtype_size(dtype);
     unsigned char *buf = data;
     if (n == 1)
@@ -32,25 +32,12 @@ collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__grou
     if (!tmp)
         return comm->failed;
     collie_op step_op = op == COLLIE_AVG ? COLLIE_SUM : op;
-    int pof2 = 1;
-    while (pof2 * 2 <= n)
-        pof2 *= 2;
-    const int extra = n - pof2;
-    int vme = me < 2 * extra ? (me % 2 ? me / 2 : -1) : me - extra;
-    collie_status st = COLLIE_OK;
-    if (me < 2 * extra) { /* fold: even members hand everything to the odd one above */
-        if (me % 2 == 0) {
-            st = collie__xsend(comm, g->rank[me + 1], buf, count * es);
-        } else {
-            st = collie__xrecv(comm, g->rank[me - 1], tmp, count * es);
-            const void *srcs[2] = {tmp, buf};
-            if (st == COLLIE_OK)
-                collie__reduce(buf, srcs, 2, count, dtype, step_op, 1, 0);
-        }
-    }
+    const struct collie__fold f = collie__fold_plan(g);
+    const int pof2 = f.pof2, vme = f.vme;
+    collie_status st = collie__fold_in(comm, g, &f, buf, tmp, count, dtype, step_op);
     int lo = 0, hi = pof2; /* the blocks this member is responsible for */
     for (int d = pof2 / 2; st == COLLIE_OK && vme >= 0 && d >= 1; d /= 2) {
-        int vpartner = vme ^ d, partner = vpartner < extra ? 2 * vpartner + 1 : vpartner + extra;
+        int partner = collie__fold_member(&f, vme ^ d);
         int lower = !(vme & d), mid = lo + d;
         int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
         int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
@@ -70,7 +57,7 @@ collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__grou
         st = collie__average(buf + own_at * es, at(count, hi, pof2) - own_at, dtype, op, divisor);
     }
     for (int d = 1; st == COLLIE_OK && vme >= 0 && d < pof2; d *= 2) {
-        int vpartner = vme ^ d, partner = vpartner < extra ? 2 * vpartner + 1 : vpartner + extra;
+        int partner = collie__fold_member(&f, vme ^ d);
         int other_lo = lo ^ d, other_hi = other_lo + d; /* the partner's range, beside ours */
         size_t mine_at = at(count, lo, pof2), mine_n = at(count, hi, pof2) - mine_at;
         size_t other_at = at(count, other_lo, pof2), other_n = at(count, other_hi, pof2) - other_at;
@@ -79,10 +66,7 @@ collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__grou
         lo = lo < other_lo ? lo : other_lo;
         hi = lo + 2 * d;
     }
-    if (st == COLLIE_OK && me < 2 * extra) /* unfold: the result back to the even members */
-        st = me % 2 ? collie__xsend(comm, g->rank[me - 1], buf, count * es)
-                    : collie__xrecv(comm, g->rank[me + 1], buf, count * es);
-    return st;
+    return st == COLLIE_OK ? collie__fold_out(comm, g, &f, buf, count * es) : st;
 }
 
 collie_status collie__allreduce_rab(collie_comm *comm, const struct collie__op *op)

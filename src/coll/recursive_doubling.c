@@ -3,9 +3,7 @@
  * exchanging the whole buffer with the member whose number differs in one
  * bit, so the latency is log2(n) messages instead of the ring's 2 (n-1).
  *
- * A group that is not a power of two first folds: of the first 2r members
- * (r = n - 2^k), each even one hands its data to the odd one above it and
- * waits; the 2^k that remain double; the odd ones hand the result back.
+ * A group that is not a power of two first folds (fold.c).
  * Both partners of a step combine (lower member's data) op (upper's), so
  * every member computes the same bits.
  */
@@ -29,7 +27,7 @@ static collie_status combine(collie_comm *comm, int partner, int lower, unsigned
 collie_status collie__rd_allreduce(collie_comm *comm, const struct collie__group *g, void *data,
                                    size_t count, collie_dtype dtype, collie_op op, int divisor)
 {
-    const int n = g->n, me = g->me;
+    const int n = g->n;
     if (n == 1)
         return collie__average(data, count, dtype, op, divisor);
     unsigned char *buf = data;
@@ -38,34 +36,15 @@ collie_status collie__rd_allreduce(collie_comm *comm, const struct collie__group
     if (!tmp)
         return comm->failed;
     collie_op step_op = op == COLLIE_AVG ? COLLIE_SUM : op;
-    int pof2 = 1;
-    while (pof2 * 2 <= n)
-        pof2 *= 2;
-    const int extra = n - pof2;
-    int vme; /* number among the pof2 that double, or -1 while folded away */
-    collie_status st = COLLIE_OK;
-    if (me < 2 * extra) {
-        if (me % 2 == 0) {
-            st = collie__xsend(comm, g->rank[me + 1], buf, bytes);
-            vme = -1;
-        } else {
-            st = collie__xrecv(comm, g->rank[me - 1], tmp, bytes);
-            const void *srcs[2] = {tmp, buf};
-            if (st == COLLIE_OK)
-                collie__reduce(buf, srcs, 2, count, dtype, step_op, 1, 0);
-            vme = me / 2;
-        }
-    } else {
-        vme = me - extra;
+    const struct collie__fold f = collie__fold_plan(g);
+    collie_status st = collie__fold_in(comm, g, &f, buf, tmp, count, dtype, step_op);
+    for (int mask = 1; st == COLLIE_OK && f.vme >= 0 && mask < f.pof2; mask <<= 1) {
+        int vpartner = f.vme ^ mask;
+        st = combine(comm, g->rank[collie__fold_member(&f, vpartner)], f.vme < vpartner, buf, tmp,
+                     count, dtype, step_op);
     }
-    for (int mask = 1; st == COLLIE_OK && vme >= 0 && mask < pof2; mask <<= 1) {
-        int vpartner = vme ^ mask;
-        int partner = vpartner < extra ? 2 * vpartner + 1 : vpartner + extra;
-        st = combine(comm, g->rank[partner], vme < vpartner, buf, tmp, count, dtype, step_op);
-    }
-    if (st == COLLIE_OK && me < 2 * extra)
-        st = me % 2 ? collie__xsend(comm, g->rank[me - 1], buf, bytes)
-                    : collie__xrecv(comm, g->rank[me + 1], buf, bytes);
+    if (st == COLLIE_OK)
+        st = collie__fold_out(comm, g, &f, buf, bytes);
     return st == COLLIE_OK ? collie__average(buf, count, dtype, op, divisor) : st;
 }
 

@@ -146,6 +146,11 @@ static void mismatch(const char *kind)
     collie_status st;
     if (!strcmp(kind, "root")) {
         st = collie_broadcast(comm, x, 100, COLLIE_FLOAT32, rank == 1 ? 1 : 0);
+    } else if (!strcmp(kind, "algo")) { /* the test gives the ranks different COLLIE_ALGO */
+        st = collie_allreduce(comm, x, x, 100, COLLIE_FLOAT32, COLLIE_SUM);
+        expect(st, COLLIE_ERR_MISMATCH, "algorithm", "ranks running different algorithms");
+        expect_sticky(COLLIE_ERR_MISMATCH);
+        return;
     } else if (rank != 1) {
         st = collie_allreduce(comm, x, x, 100, COLLIE_FLOAT32, COLLIE_SUM);
     } else if (!strcmp(kind, "coll")) {
@@ -288,6 +293,28 @@ static void long_call(void)
 }
 
 /*
+ * The last message of a rank that finalizes at once still arrives: rank 0
+ * sends while rank 1 already sleeps in its receive, then leaves.  Repeated by
+ * the test (the window is narrow): a waiter must look at the data before it
+ * blames the departed peer.
+ */
+static void send_and_leave(void)
+{
+    int64_t v = 42, got = 0;
+    if (rank == 0) {
+        struct timespec t = {0, 20 * 1000000};
+        nanosleep(&t, NULL); /* rank 1 is asleep in its receive by now */
+        CHECK_OK(comm, collie_send(comm, &v, 1, COLLIE_INT64, 1));
+        collie_finalize(comm);
+        _exit(0);
+    }
+    if (rank == 1) {
+        CHECK_OK(comm, collie_recv(comm, &got, 1, COLLIE_INT64, 0));
+        CHECK(got == 42, "got %lld", (long long)got);
+    }
+}
+
+/*
  * Allreduces until one fails (a test cuts a link meanwhile), then reports
  * the error and how long after the last success it came; exit status 3.
  */
@@ -339,6 +366,8 @@ int main(int argc, char **argv)
         counters();
     else if (!strcmp(s, "until-error"))
         until_error();
+    else if (!strcmp(s, "send-and-leave"))
+        send_and_leave();
     else
         CHECK(0, "unknown scenario '%s'", s);
     collie_finalize(comm);

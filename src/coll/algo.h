@@ -125,6 +125,9 @@ const struct collie__algo *collie__select(collie_comm *comm, const struct collie
 /* The same choice, without logging it: for tools that report which algorithm ran. */
 const struct collie__algo *collie__select_peek(const collie_comm *comm, const struct collie__op *op);
 
+/* The name of the algorithm with that table index (comm->cur_algo), for messages. */
+const char *collie__algo_name(unsigned id);
+
 /* Prints every collective with its algorithms, for `collie info`. */
 void collie__algo_print(FILE *out);
 

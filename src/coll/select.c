@@ -21,9 +21,10 @@
 #define ALPHA_OVER_S 10e-6  /* one sync, oversubscribed */
 #define BETA_BPS 8e9        /* bytes per second one core copies or reduces */
 
+/* From what every rank of the job knows alike (the busiest host), so all choose the same. */
 static double alpha(const collie_comm *comm)
 {
-    return comm->local_size > comm->cpus ? ALPHA_OVER_S : ALPHA_S;
+    return comm->hosts.max_local > comm->cpus ? ALPHA_OVER_S : ALPHA_S;
 }
 
 static double net_alpha(void) { return (double)collie__config_int(COLLIE_CFG_NET_LATENCY_US) * 1e-6; }
@@ -261,6 +262,7 @@ const struct collie__algo *collie__select_peek(const collie_comm *comm, const st
 const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op)
 {
     const struct collie__algo *best = collie__select_peek(comm, op);
+    comm->cur_algo = (uint8_t)(best - algos);
     uint32_t bit = 1u << (best - algos);
     if (!(comm->algo_logged[op->desc.coll] & bit)) {
         comm->algo_logged[op->desc.coll] |= bit;
@@ -269,6 +271,11 @@ const struct collie__algo *collie__select(collie_comm *comm, const struct collie
                     comm->forced[op->desc.coll] ? "forced by COLLIE_ALGO" : "cost model");
     }
     return best;
+}
+
+const char *collie__algo_name(unsigned id)
+{
+    return id < (unsigned)N_ALGOS ? algos[id].name : "?";
 }
 
 void collie__algo_print(FILE *out)

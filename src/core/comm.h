@@ -42,6 +42,7 @@ struct collie_comm {
     uint64_t deadline_ns;       /* of the bootstrap exchange in flight (waits in shm have their own) */
     struct collie__op_desc cur; /* the call in flight */
     uint32_t seq;               /* collectives completed so far */
+    uint8_t cur_algo;           /* the algorithm running cur (select.c's table index) */
     uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm whose choice was logged */
     const struct collie__algo *forced[COLLIE_COLL_COUNT]; /* by COLLIE_ALGO, else NULL */
     const void **scratch_srcs; /* local_size pointers, for reduction sources */

@@ -108,22 +108,29 @@ collie_status collie__shm_check_abort(collie_comm *comm)
     return collie__fail_from_peer(comm, (collie_status)h->abort_status, h->abort_msg);
 }
 
-static collie_status check_peer(collie_comm *comm, int peer, const char *what)
+/*
+ * Fails if the peer has left or died -- unless what we wait for arrived
+ * first: a peer may post its last message and leave at once, and reading its
+ * state (acquire) makes everything it posted before leaving visible.
+ */
+static collie_status check_peer(collie_comm *comm, int peer, const char *what,
+                                struct collie__flag *f, uint32_t target)
 {
     struct collie__rank_ctl *ctl = &comm->shm->ctl[peer];
     int grank = comm->local_to_global[peer];
+    uint32_t state = atomic_load_explicit(&ctl->state, memory_order_acquire);
+    int gone = state == COLLIE_RANK_LEFT || process_gone(ctl->pid);
+    if (!gone || reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
+        return COLLIE_OK;
     char op[160];
     collie__op_describe(&comm->cur, op, sizeof op);
-    uint32_t state = atomic_load_explicit(&ctl->state, memory_order_acquire);
     if (state == COLLIE_RANK_LEFT)
         return collie__fail(comm, COLLIE_ERR_PEER_LOST,
                             "rank %d called collie_finalize while rank %d waited for it (%s) in %s",
                             grank, comm->rank, what, op);
-    if (process_gone(ctl->pid))
-        return collie__fail(comm, COLLIE_ERR_PEER_LOST,
-                            "rank %d (pid %d) exited while rank %d waited for it (%s) in %s", grank,
-                            (int)ctl->pid, comm->rank, what, op);
-    return COLLIE_OK;
+    return collie__fail(comm, COLLIE_ERR_PEER_LOST,
+                        "rank %d (pid %d) exited while rank %d waited for it (%s) in %s", grank,
+                        (int)ctl->pid, comm->rank, what, op);
 }
 
 static collie_status timed_out(collie_comm *comm, int peer, const char *what)
@@ -146,9 +153,11 @@ static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint
         uint64_t now = collie__now_ns();
         if (now >= deadline)
             return timed_out(comm, peer, what);
-        st = check_peer(comm, peer, what);
+        st = check_peer(comm, peer, what, f, target);
         if (st != COLLIE_OK)
             return st;
+        if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
+            return COLLIE_OK;
         uint64_t ns = deadline - now;
         if (ns > SLEEP_SLICE_NS)
             ns = SLEEP_SLICE_NS;

@@ -22,6 +22,7 @@
 
 #include "shm.h"
 #include "transport.h"
+#include "../coll/algo.h"
 
 #define WIRE_MAGIC 0x434c5733u     /* "CLW3" */
 #define MIXED_POLL_MS 1            /* poll slice when rings and sockets are both pending */
@@ -51,6 +52,7 @@ void collie__xfer_init(collie_comm *comm, struct collie__xfer *x, int peer, int 
                 .dtype = d->dtype,
                 .op = d->op,
                 .stripe = (uint8_t)k,
+                .algo = chan == COLLIE_XFER_USER ? 0 : comm->cur_algo,
                 .root = chan == COLLIE_XFER_USER ? -1 : d->root,
                 .count = d->count,
                 .len = hi - lo,
@@ -78,13 +80,20 @@ collie_status collie__xfer_check(collie_comm *comm, const struct collie__xfer *x
                             collie__dtype_name(h->dtype));
     }
     if (h->seq == d->seq && h->coll == d->coll && h->dtype == d->dtype && h->op == d->op &&
-        h->root == d->root && h->count == d->count && h->stripe == k && h->len == x->st[k].len)
+        h->root == d->root && h->count == d->count && h->stripe == k && h->len == x->st[k].len &&
+        h->algo == comm->cur_algo)
         return COLLIE_OK;
     struct collie__op_desc theirs = {.seq = h->seq, .coll = h->coll, .dtype = h->dtype,
                                      .op = h->op, .root = h->root, .count = h->count};
     char mine[160], other[160];
     collie__op_describe(d, mine, sizeof mine);
     collie__op_describe(&theirs, other, sizeof other);
+    if (h->seq == d->seq && h->coll == d->coll && h->count == d->count && h->algo != comm->cur_algo)
+        return collie__fail(comm, COLLIE_ERR_MISMATCH,
+                            "rank %d runs %s #%u with algorithm %s but rank %d with %s: give every "
+                            "rank the same COLLIE_ALGO and COLLIE_NET_* settings",
+                            comm->rank, mine, d->seq, collie__algo_name(comm->cur_algo), x->peer,
+                            collie__algo_name(h->algo));
     if (h->seq == d->seq && h->coll == d->coll && h->count == d->count)
         return collie__fail(comm, COLLIE_ERR_MISMATCH,
                             "rank %d expected %zu bytes in stripe %d of a message of %s #%u from "

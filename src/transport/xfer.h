@@ -33,6 +33,8 @@ struct collie__wire {
     uint32_t magic;
     uint32_t seq;   /* the collective's number; 0 for user messages */
     uint8_t coll, dtype, op, stripe;
+    uint8_t algo;   /* the sender's algorithm: ranks must agree on it */
+    uint8_t reserved[3];
     int32_t root;
     uint64_t count; /* the call's count */
     uint64_t len;   /* payload bytes that follow */

@@ -157,6 +157,24 @@ static int in_path(const char *name, char *out, size_t len)
     return 0;
 }
 
+/*
+ * Whether NAME=VALUE goes along to a remote rank: the user's COLLIE_*
+ * settings do; the per-rank ones are set anew, the token goes through stdin,
+ * and COLLIE_RSH is the launcher's own.
+ */
+static int travels(const char *var)
+{
+    static const char *const own[] = {"COLLIE_TOKEN=", "COLLIE_RANK=", "COLLIE_SIZE=",
+                                      "COLLIE_LOCAL_", "COLLIE_ADDR=", "COLLIE_HOST=",
+                                      "COLLIE_RSH="};
+    if (strncmp(var, "COLLIE_", 7))
+        return 0;
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (!strncmp(var, own[i], strlen(own[i])))
+            return 0;
+    return 1;
+}
+
 /* Execs rank r on its remote host: RSH HOST 'read token; cd; env ... PROGRAM ARGS'. */
 static void exec_remote(const struct job *job, int r, char **argv, char env[][320], int nenv)
 {
@@ -165,12 +183,8 @@ static void exec_remote(const struct job *job, int r, char **argv, char env[][32
     int nv = 0, nw = 0;
     for (int i = 0; i < nenv; i++)
         vars[nv++] = env[i];
-    /* the user's other COLLIE_* settings travel along; the token goes through stdin */
     for (char **e = environ; *e && nv < 250; e++)
-        if (!strncmp(*e, "COLLIE_", 7) && strncmp(*e, "COLLIE_TOKEN=", 13) &&
-            strncmp(*e, "COLLIE_RANK=", 12) && strncmp(*e, "COLLIE_SIZE=", 12) &&
-            strncmp(*e, "COLLIE_LOCAL_", 13) && strncmp(*e, "COLLIE_ADDR=", 12) &&
-            strncmp(*e, "COLLIE_HOST=", 12) && strncmp(*e, "COLLIE_RSH=", 11))
+        if (travels(*e))
             vars[nv++] = *e;
     if (!getcwd(cwd, sizeof cwd))
         strcpy(cwd, "/");

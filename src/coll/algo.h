@@ -48,6 +48,12 @@ static inline void collie__copy_out(const struct collie__op *op, void *dst, cons
         memcpy(dst, src, n);
 }
 
+/* Slice i of m elements split n ways starts here. */
+static inline size_t collie__seg(size_t m, int i, int n)
+{
+    return (size_t)((unsigned __int128)m * (unsigned)i / (unsigned)n);
+}
+
 /* COLLIE_AVG's last step: buf /= divisor; nothing for the other ops. */
 static inline collie_status collie__average(void *buf, size_t count, collie_dtype dtype,
                                             collie_op op, int divisor)

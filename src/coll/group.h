@@ -7,6 +7,8 @@
 #ifndef COLLIE_GROUP_H
 #define COLLIE_GROUP_H
 
+#include <string.h>
+
 #include "../core/comm.h"
 
 struct collie__group {
@@ -20,10 +22,20 @@ static inline struct collie__group collie__group_all(const collie_comm *comm)
     return (struct collie__group){comm->size, comm->rank, comm->hosts.identity};
 }
 
-/* Slice i of m elements split n ways starts here. */
-static inline size_t collie__seg(size_t m, int i, int n)
+/* An allreduce among a group, in place on buf (ring, recursive doubling, Rabenseifner). */
+typedef collie_status (*collie__group_allreduce_fn)(collie_comm *comm,
+                                                    const struct collie__group *g, void *buf,
+                                                    size_t count, collie_dtype dtype, collie_op op,
+                                                    int divisor);
+
+/* The allreduce collective over every rank with a group algorithm, in recvbuf. */
+static inline collie_status collie__allreduce_all(collie_comm *comm, const struct collie__op *op,
+                                                  collie__group_allreduce_fn fn)
 {
-    return (size_t)((unsigned __int128)m * (unsigned)i / (unsigned)n);
+    struct collie__group g = collie__group_all(comm);
+    if (op->sendbuf != op->recvbuf)
+        memcpy(op->recvbuf, op->sendbuf, op->count * op->elem_size);
+    return fn(comm, &g, op->recvbuf, op->count, op->dtype, op->op, comm->size);
 }
 
 /* A group folded to a power of two (fold.c). */

@@ -17,8 +17,16 @@
 #include "algo.h"
 #include "group.h"
 
-/* Blocks [lo, hi) of `blocks`: their first element, and how many elements. */
-static size_t at(size_t count, int blk, int blocks) { return collie__seg(count, blk, blocks); }
+/* The elements of blocks [lo, hi) of `blocks`: where they start and how many. */
+struct span {
+    size_t at, n;
+};
+
+static struct span blocks_span(size_t count, int lo, int hi, int blocks)
+{
+    size_t at = collie__seg(count, lo, blocks);
+    return (struct span){at, collie__seg(count, hi, blocks) - at};
+}
 
 collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__group *g, void *data,
                                     size_t count, collie_dtype dtype, collie_op op, int divisor)
@@ -41,28 +49,28 @@ collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__grou
         int lower = !(vme & d), mid = lo + d;
         int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
         int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
-        size_t keep_at = at(count, keep_lo, pof2), keep_n = at(count, keep_hi, pof2) - keep_at;
-        size_t give_at = at(count, give_lo, pof2), give_n = at(count, give_hi, pof2) - give_at;
-        st = collie__sendrecv(comm, g->rank[partner], buf + give_at * es, give_n * es,
-                              g->rank[partner], tmp, keep_n * es);
+        struct span keep = blocks_span(count, keep_lo, keep_hi, pof2);
+        struct span give = blocks_span(count, give_lo, give_hi, pof2);
+        st = collie__sendrecv(comm, g->rank[partner], buf + give.at * es, give.n * es,
+                              g->rank[partner], tmp, keep.n * es);
         if (st != COLLIE_OK)
             break;
-        unsigned char *mine = buf + keep_at * es;
+        unsigned char *mine = buf + keep.at * es;
         const void *srcs[2] = {lower ? mine : tmp, lower ? tmp : mine};
-        collie__reduce(mine, srcs, 2, keep_n, dtype, step_op, 1, 0);
+        collie__reduce(mine, srcs, 2, keep.n, dtype, step_op, 1, 0);
         lo = keep_lo, hi = keep_hi;
     }
     if (st == COLLIE_OK && vme >= 0) {
-        size_t own_at = at(count, lo, pof2);
-        st = collie__average(buf + own_at * es, at(count, hi, pof2) - own_at, dtype, op, divisor);
+        struct span own = blocks_span(count, lo, hi, pof2);
+        st = collie__average(buf + own.at * es, own.n, dtype, op, divisor);
     }
     for (int d = 1; st == COLLIE_OK && vme >= 0 && d < pof2; d *= 2) {
         int partner = collie__fold_member(&f, vme ^ d);
-        int other_lo = lo ^ d, other_hi = other_lo + d; /* the partner's range, beside ours */
-        size_t mine_at = at(count, lo, pof2), mine_n = at(count, hi, pof2) - mine_at;
-        size_t other_at = at(count, other_lo, pof2), other_n = at(count, other_hi, pof2) - other_at;
-        st = collie__sendrecv(comm, g->rank[partner], buf + mine_at * es, mine_n * es,
-                              g->rank[partner], buf + other_at * es, other_n * es);
+        int other_lo = lo ^ d; /* the partner's range, beside ours */
+        struct span mine = blocks_span(count, lo, hi, pof2);
+        struct span other = blocks_span(count, other_lo, other_lo + d, pof2);
+        st = collie__sendrecv(comm, g->rank[partner], buf + mine.at * es, mine.n * es,
+                              g->rank[partner], buf + other.at * es, other.n * es);
         lo = lo < other_lo ? lo : other_lo;
         hi = lo + 2 * d;
     }
@@ -71,8 +79,5 @@ collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__grou
 
 collie_status collie__allreduce_rab(collie_comm *comm, const struct collie__op *op)
 {
-    struct collie__group g = collie__group_all(comm);
-    if (op->sendbuf != op->recvbuf)
-        memcpy(op->recvbuf, op->sendbuf, op->count * op->elem_size);
-    return collie__rab_allreduce(comm, &g, op->recvbuf, op->count, op->dtype, op->op, comm->size);
+    return collie__allreduce_all(comm, op, collie__rab_allreduce);
 }

@@ -50,10 +50,7 @@ collie_status collie__rd_allreduce(collie_comm *comm, const struct collie__group
 
 collie_status collie__allreduce_rd(collie_comm *comm, const struct collie__op *op)
 {
-    struct collie__group g = collie__group_all(comm);
-    if (op->sendbuf != op->recvbuf)
-        memcpy(op->recvbuf, op->sendbuf, op->count * op->elem_size);
-    return collie__rd_allreduce(comm, &g, op->recvbuf, op->count, op->dtype, op->op, comm->size);
+    return collie__allreduce_all(comm, op, collie__rd_allreduce);
 }
 
 /* Reduce for small messages: the allreduce, kept by the root only. */

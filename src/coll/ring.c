@@ -95,10 +95,7 @@ collie_status collie__ring_allreduce(collie_comm *comm, const struct collie__gro
 
 collie_status collie__allreduce_ring(collie_comm *comm, const struct collie__op *op)
 {
-    struct collie__group g = collie__group_all(comm);
-    if (op->sendbuf != op->recvbuf)
-        memcpy(op->recvbuf, op->sendbuf, op->count * op->elem_size);
-    return collie__ring_allreduce(comm, &g, op->recvbuf, op->count, op->dtype, op->op, comm->size);
+    return collie__allreduce_all(comm, op, collie__ring_allreduce);
 }
 
 /* Reduce: the ring's reduce-scatter, then every block to the root. */

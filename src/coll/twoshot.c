@@ -15,9 +15,6 @@
 #include "../transport/shm.h"
 #include "algo.h"
 
-/* Slice r of m elements split n ways: [lo, hi). */
-static size_t slice_start(size_t m, int r, int n) { return m * (size_t)r / (size_t)n; }
-
 collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, int root)
 {
     const int n = comm->local_size, me = comm->local_rank;
@@ -36,7 +33,7 @@ collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, in
         if (st != COLLIE_OK)
             return st;
 
-        size_t lo = slice_start(m, me, n), hi = slice_start(m, me + 1, n);
+        size_t lo = collie__seg(m, me, n), hi = collie__seg(m, me + 1, n);
         for (int r = 0; r < n; r++)
             srcs[r] = (const unsigned char *)collie__win_slot(comm, r, parity) + lo * es;
         collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, op->op, comm->size, 0);
@@ -48,7 +45,7 @@ collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, in
         if (!receives)
             continue;
         for (int r = 0; r < n; r++) {
-            size_t a = slice_start(m, r, n), b = slice_start(m, r + 1, n);
+            size_t a = collie__seg(m, r, n), b = collie__seg(m, r + 1, n);
             const unsigned char *slot = collie__win_slot(comm, r, parity);
             collie__copy_out(op, recv + (off + a) * es, slot + a * es, (b - a) * es);
         }

@@ -63,11 +63,8 @@ static collie_status find_hosts(collie_comm *comm, const struct collie__identity
 {
     size_t n = (size_t)comm->size;
     char *ids = malloc(n * COLLIE_HOST_ID_LEN);
-    comm->local_to_global = malloc(n * sizeof(int));
-    if (!ids || !comm->local_to_global) {
-        free(ids);
+    if (!ids)
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the host table");
-    }
     collie_status st = collie__bootstrap_allgather(comm, id->host_id, ids, COLLIE_HOST_ID_LEN);
     if (st != COLLIE_OK) {
         free(ids);
@@ -82,7 +79,6 @@ static collie_status find_hosts(collie_comm *comm, const struct collie__identity
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the host table");
     }
     comm->nhosts = 0;
-    comm->local_size = 0;
     for (size_t r = 0; r < n; r++) {
         const char *host = ids + r * COLLIE_HOST_ID_LEN;
         identity[r] = (int)r;
@@ -93,26 +89,24 @@ static collie_status find_hosts(collie_comm *comm, const struct collie__identity
         if (host_of[r] < 0)
             host_of[r] = comm->nhosts++;
         start[host_of[r] + 1]++;
-        if (!strncmp(host, id->host_id, COLLIE_HOST_ID_LEN)) {
-            if ((int)r == comm->rank)
-                comm->local_rank = comm->local_size;
-            comm->local_to_global[comm->local_size++] = (int)r;
-        }
     }
+    free(ids);
     comm->hosts.max_local = 0;
     for (int h = 0; h < comm->nhosts; h++) {
         if (start[h + 1] > comm->hosts.max_local)
             comm->hosts.max_local = start[h + 1];
         start[h + 1] += start[h];
     }
-    /* Rank order within each host: place each rank after the earlier ones of its host. */
-    for (size_t r = 0; r < n; r++) {
-        int h = host_of[r], before = 0;
-        for (size_t q = 0; q < r; q++)
-            before += host_of[q] == h;
-        ranks[start[h] + before] = (int)r;
-    }
-    free(ids);
+    /* Rank order within each host: start[h] serves as host h's cursor, then moves back. */
+    for (size_t r = 0; r < n; r++)
+        ranks[start[host_of[r]]++] = (int)r;
+    for (int h = comm->nhosts; h > 0; h--)
+        start[h] = start[h - 1];
+    start[0] = 0;
+    int me = host_of[comm->rank];
+    comm->local_to_global = ranks + start[me]; /* this host's ranks, in the table */
+    comm->local_size = start[me + 1] - start[me];
+    comm->local_rank = collie__local_index(comm, comm->rank);
     if ((id->local_rank >= 0 && id->local_rank != comm->local_rank) ||
         (id->local_size >= 0 && id->local_size != comm->local_size))
         COLLIE_WARN("init", "the launcher (%s) says local rank %d of %d, but ranks sharing host "
@@ -153,7 +147,6 @@ static void destroy(collie_comm *comm)
     free(comm->scratch_srcs);
     free(comm->scratch[0]);
     free(comm->scratch[1]);
-    free(comm->local_to_global);
     free(comm->hosts.identity);
     free(comm->hosts.host_of);
     free(comm->hosts.ranks);

@@ -23,7 +23,7 @@ struct collie_comm {
     int local_rank, local_size;
     int nhosts;
     int cpus; /* CPUs this process may run on */
-    int *local_to_global; /* this host's ranks, indexed by local rank */
+    int *local_to_global; /* this host's ranks, indexed by local rank (in hosts.ranks) */
     struct {
         int *identity;   /* [r] = r: the flat group */
         int *host_of;    /* [r]: host index of rank r (hosts numbered by their lowest rank) */

@@ -99,12 +99,6 @@ static collie_status listen_here(collie_comm *comm, int *listen_fd, struct endpo
     return COLLIE_OK;
 }
 
-static int *slot(collie_comm *comm, int peer, int k)
-{
-    struct collie__net *n = comm->net;
-    return &n->fd[(size_t)peer * (size_t)(n->streams + 1) + (size_t)k];
-}
-
 static collie_status connect_to(collie_comm *comm, int peer, const struct endpoint *at)
 {
     for (int k = 0; k <= comm->net->streams; k++) {
@@ -113,7 +107,7 @@ static collie_status connect_to(collie_comm *comm, int peer, const struct endpoi
         if (collie__sock_connect(at->host, at->port, comm->deadline_ns, &fd, err, sizeof err) != 0)
             return collie__fail(comm, COLLIE_ERR_TIMEOUT, "rank %d cannot connect to rank %d: %s",
                                 comm->rank, peer, err);
-        *slot(comm, peer, k) = fd;
+        *collie__net_slot(comm, peer, k) = fd;
         int proof = collie__auth_connect(fd, comm->deadline_ns);
         if (proof != 0)
             return collie__fail(comm, COLLIE_ERR_AUTH,
@@ -145,7 +139,7 @@ static collie_status accept_from_above(collie_comm *comm, int listen_fd)
         int ok = collie__auth_accept(fd, dl) == 0 && collie__sock_recv(fd, &h, sizeof h, dl) == 0 &&
                  h.magic == HELLO_MAGIC && h.size == comm->size && h.rank > comm->rank &&
                  h.rank < comm->size && collie__local_index(comm, h.rank) < 0 && h.stream >= 0 &&
-                 h.stream <= comm->net->streams && *slot(comm, h.rank, h.stream) < 0;
+                 h.stream <= comm->net->streams && *collie__net_slot(comm, h.rank, h.stream) < 0;
         if (!ok) {
             char peer[128];
             collie__sock_peer_name(fd, peer, sizeof peer);
@@ -154,7 +148,7 @@ static collie_status accept_from_above(collie_comm *comm, int listen_fd)
             close(fd);
             continue;
         }
-        *slot(comm, h.rank, h.stream) = fd;
+        *collie__net_slot(comm, h.rank, h.stream) = fd;
         expected--;
     }
     return COLLIE_OK;

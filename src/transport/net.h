@@ -21,10 +21,15 @@ struct collie__net {
 };
 
 /* Connection k (k == streams: the send/recv one) to a remote peer. */
-static inline int collie__net_fd(const collie_comm *comm, int peer, int k)
+static inline int *collie__net_slot(const collie_comm *comm, int peer, int k)
 {
     const struct collie__net *n = comm->net;
-    return n->fd[(size_t)peer * (size_t)(n->streams + 1) + (size_t)k];
+    return &n->fd[(size_t)peer * (size_t)(n->streams + 1) + (size_t)k];
+}
+
+static inline int collie__net_fd(const collie_comm *comm, int peer, int k)
+{
+    return *collie__net_slot(comm, peer, k);
 }
 
 /*

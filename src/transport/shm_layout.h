@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../core/op.h"
 
@@ -107,6 +108,23 @@ static inline struct collie__chan *collie__shm_chan(struct collie__shm *s, int c
 static inline unsigned char *collie__shm_ring(struct collie__shm *s, int ch, int from, int to)
 {
     return s->ring + collie__shm_pair(s, ch, from, to) * s->map.ring_bytes;
+}
+
+/* Copies n bytes into / out of a ring of cap bytes at a free-running position. */
+static inline void collie__ring_put(unsigned char *ring, uint32_t cap, uint32_t head,
+                                    const unsigned char *src, size_t n)
+{
+    size_t at = head % cap, first = n < cap - at ? n : cap - at;
+    memcpy(ring + at, src, first);
+    memcpy(ring, src + first, n - first);
+}
+
+static inline void collie__ring_get(const unsigned char *ring, uint32_t cap, uint32_t tail,
+                                    unsigned char *dst, size_t n)
+{
+    size_t at = tail % cap, first = n < cap - at ? n : cap - at;
+    memcpy(dst, ring + at, first);
+    memcpy(dst + first, ring, n - first);
 }
 
 /* Publishes a new value and wakes sleepers, if any. */

@@ -40,9 +40,7 @@ static collie_status push(collie_comm *comm, int to, const unsigned char *src, s
         size_t n = len < room ? len : room;
         if (n > cap / 4)
             n = cap / 4;
-        size_t at = head % cap, first = n < cap - at ? n : cap - at;
-        memcpy(ring + at, src, first);
-        memcpy(ring, src + first, n - first);
+        collie__ring_put(ring, cap, head, src, n);
         head += (uint32_t)n;
         src += n;
         len -= n;
@@ -69,9 +67,7 @@ static collie_status pull(collie_comm *comm, int from, unsigned char *dst, size_
             continue;
         }
         size_t n = len < avail ? len : avail;
-        size_t at = tail % cap, first = n < cap - at ? n : cap - at;
-        memcpy(dst, ring + at, first);
-        memcpy(dst + first, ring, n - first);
+        collie__ring_get(ring, cap, tail, dst, n);
         tail += (uint32_t)n;
         dst += n;
         len -= n;

@@ -14,22 +14,6 @@
 
 #define HDR sizeof(struct collie__wire)
 
-static void ring_put(unsigned char *ring, uint32_t cap, uint32_t head, const unsigned char *src,
-                     size_t n)
-{
-    size_t at = head % cap, first = n < cap - at ? n : cap - at;
-    memcpy(ring + at, src, first);
-    memcpy(ring, src + first, n - first);
-}
-
-static void ring_get(const unsigned char *ring, uint32_t cap, uint32_t tail, unsigned char *dst,
-                     size_t n)
-{
-    size_t at = tail % cap, first = n < cap - at ? n : cap - at;
-    memcpy(dst, ring + at, first);
-    memcpy(dst + first, ring, n - first);
-}
-
 static void push(collie_comm *comm, struct collie__xfer *x, int to)
 {
     struct collie__shm *s = comm->shm;
@@ -42,12 +26,12 @@ static void push(collie_comm *comm, struct collie__xfer *x, int to)
         return;
     if (st->hdr_done < HDR) {
         size_t n = HDR - st->hdr_done < room ? HDR - st->hdr_done : room;
-        ring_put(ring, cap, *head, (const unsigned char *)&x->hdr[0] + st->hdr_done, n);
+        collie__ring_put(ring, cap, *head, (const unsigned char *)&x->hdr[0] + st->hdr_done, n);
         st->hdr_done += n, *head += (uint32_t)n, room -= (uint32_t)n;
     }
     if (st->hdr_done == HDR && st->done < st->len && room) {
         size_t n = st->len - st->done < room ? st->len - st->done : room;
-        ring_put(ring, cap, *head, x->buf + st->done, n);
+        collie__ring_put(ring, cap, *head, x->buf + st->done, n);
         st->done += n, *head += (uint32_t)n;
         collie__count_sent(comm, n);
     }
@@ -66,7 +50,7 @@ static collie_status pull(collie_comm *comm, struct collie__xfer *x, int from)
         return COLLIE_OK;
     if (st->hdr_done < HDR) {
         size_t n = HDR - st->hdr_done < avail ? HDR - st->hdr_done : avail;
-        ring_get(ring, cap, *tail, (unsigned char *)&x->hdr[0] + st->hdr_done, n);
+        collie__ring_get(ring, cap, *tail, (unsigned char *)&x->hdr[0] + st->hdr_done, n);
         st->hdr_done += n, *tail += (uint32_t)n, avail -= (uint32_t)n;
         if (st->hdr_done == HDR) {
             collie__flag_post(&c->tail, *tail);
@@ -77,7 +61,7 @@ static collie_status pull(collie_comm *comm, struct collie__xfer *x, int from)
     }
     if (st->hdr_done == HDR && st->done < st->len && avail) {
         size_t n = st->len - st->done < avail ? st->len - st->done : avail;
-        ring_get(ring, cap, *tail, x->buf + st->done, n);
+        collie__ring_get(ring, cap, *tail, x->buf + st->done, n);
         st->done += n, *tail += (uint32_t)n;
     }
     collie__flag_post(&c->tail, *tail);

@@ -137,6 +137,15 @@ static collie_status wait_some(collie_comm *comm, struct collie__xfer *x, int n)
     return COLLIE_OK;
 }
 
+/* Header and payload bytes x has moved so far, over all its stripes. */
+static size_t moved_bytes(const struct collie__xfer *x)
+{
+    size_t bytes = 0;
+    for (int k = 0; k < x->nstripes; k++)
+        bytes += x->st[k].hdr_done + x->st[k].done;
+    return bytes;
+}
+
 collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
 {
     uint64_t timeout_ns = (uint64_t)(comm->timeout_s * 1e9);
@@ -146,16 +155,11 @@ collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
         for (int i = 0; i < n; i++) {
             if (!x[i].left)
                 continue;
-            int before = x[i].left;
-            size_t bytes_before = 0, bytes_after = 0;
-            for (int k = 0; k < x[i].nstripes; k++)
-                bytes_before += x[i].st[k].hdr_done + x[i].st[k].done;
+            size_t before = moved_bytes(&x[i]); /* a stripe only completes by moving bytes */
             collie_status st = x[i].t->progress(comm, &x[i]);
             if (st != COLLIE_OK)
                 return st;
-            for (int k = 0; k < x[i].nstripes; k++)
-                bytes_after += x[i].st[k].hdr_done + x[i].st[k].done;
-            moved |= bytes_after != bytes_before || x[i].left != before;
+            moved |= moved_bytes(&x[i]) != before;
             left += x[i].left;
         }
         if (!left)

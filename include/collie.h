@@ -34,17 +34,34 @@ extern "C" {
 
 typedef struct collie_comm collie_comm;
 
+/*
+ * Every status, with the one-line message collie_strerror() returns for it:
+ * X(NAME, message).  One table generates the enum, the names and the
+ * messages, so they cannot drift apart (libuv's UV_ERRNO_MAP).  Values are
+ * stable: new statuses are only ever appended.
+ */
+#define COLLIE_STATUS_MAP(X)                                                                       \
+    X(COLLIE_OK, "success")                                                                        \
+    X(COLLIE_ERR_INVALID_ARG, "invalid argument: collie_last_error() names the argument and the "  \
+                              "allowed range")                                                     \
+    X(COLLIE_ERR_SYSTEM, "a system call failed: collie_last_error() names the call and errno")     \
+    X(COLLIE_ERR_TIMEOUT, "timed out waiting for a peer: check that every rank makes the same "    \
+                          "calls, or raise COLLIE_TIMEOUT if the job is only slow")                \
+    X(COLLIE_ERR_PEER_LOST, "a peer rank exited or became unreachable: look at that rank's "       \
+                            "output (collie_last_error() names it)")                               \
+    X(COLLIE_ERR_MISMATCH, "ranks called different collectives, or the same one with different "   \
+                           "count/dtype/op/root: collie_last_error() shows both sides")            \
+    X(COLLIE_ERR_NOMEM, "out of memory")                                                           \
+    X(COLLIE_ERR_AUTH, "authentication failed: a peer could not prove it knows COLLIE_TOKEN")      \
+    X(COLLIE_ERR_UNSUPPORTED, "not supported by this build or configuration: collie_last_error() " \
+                              "says what is missing")                                              \
+    X(COLLIE_ERR_INTERNAL, "internal error in collie: please report it with the output of "        \
+                           "COLLIE_DEBUG=INFO")
+
 typedef enum {
-    COLLIE_OK = 0,
-    COLLIE_ERR_INVALID_ARG,
-    COLLIE_ERR_SYSTEM,
-    COLLIE_ERR_TIMEOUT,
-    COLLIE_ERR_PEER_LOST,
-    COLLIE_ERR_MISMATCH,
-    COLLIE_ERR_NOMEM,
-    COLLIE_ERR_AUTH,
-    COLLIE_ERR_UNSUPPORTED,
-    COLLIE_ERR_INTERNAL
+#define COLLIE_STATUS_ENUM(name, message) name,
+    COLLIE_STATUS_MAP(COLLIE_STATUS_ENUM)
+#undef COLLIE_STATUS_ENUM
 } collie_status;
 
 typedef enum {
@@ -93,7 +110,8 @@ COLLIE_API const char *collie_strerror(collie_status status);
 /*
  * The detail of the last failure on comm (who, which peer, what was expected),
  * or "" if none.  Valid until the next call on comm.  Never NULL; for a NULL
- * comm it describes the last collie_init failure of this process.
+ * comm it describes the last failure of a call without a communicator (collie_init
+ * above all) in the calling thread.
  */
 COLLIE_API const char *collie_last_error(const collie_comm *comm);
 
@@ -106,6 +124,24 @@ COLLIE_API const char *collie_last_error(const collie_comm *comm);
 COLLIE_API collie_status collie_get_counters(const collie_comm *comm, unsigned long long *ops,
                                              unsigned long long *bytes_sent);
 
+/*
+ * Converts count elements of src (src_dtype) into dst (dst_dtype) with the
+ * library's own rounding (to nearest even, as its reductions round):
+ * float32 to and from float16 and bfloat16, and float32 to float32.  Local:
+ * no communicator, no communication.  Returns COLLIE_ERR_UNSUPPORTED for
+ * any other pair and COLLIE_ERR_INVALID_ARG for a NULL buffer with count >
+ * 0; writes nothing then.  dst and src must not overlap unless both dtypes
+ * are float32.
+ */
+COLLIE_API collie_status collie_convert(void *dst, collie_dtype dst_dtype, const void *src,
+                                        collie_dtype src_dtype, size_t count);
+
+/*
+ * Seconds on a monotonic clock, as MPI_Wtime: for measuring intervals
+ * within one process (the origin is arbitrary and differs between hosts).
+ */
+COLLIE_API double collie_wtime(void);
+
 /* The library version, "MAJOR.MINOR.PATCH". Never NULL. */
 COLLIE_API const char *collie_version(void);
 
@@ -115,7 +151,9 @@ COLLIE_API const char *collie_version(void);
  * Invalid arguments return COLLIE_ERR_INVALID_ARG on the calling rank at once,
  * without communicating, and leave the communicator usable.  Any other
  * failure (timeout, lost peer, mismatch) is sticky: later calls return it at
- * once.  Output buffers are written only by a call that returns COLLIE_OK.
+ * once.  A call that returns COLLIE_ERR_INVALID_ARG writes nothing; after any
+ * other failure the output buffers' contents are undefined (they may hold
+ * partial results), as with MPI and NCCL: results are streamed into them.
  */
 
 /* recvbuf[i] = op over ranks of sendbuf[i], on every rank.  count elements. */
@@ -145,8 +183,8 @@ COLLIE_API collie_status collie_allgather(collie_comm *comm, const void *sendbuf
  * rank*recvcount elements (as NCCL).
  */
 COLLIE_API collie_status collie_reduce_scatter(collie_comm *comm, const void *sendbuf,
-                                               void *recvbuf, size_t recvcount,
-                                               collie_dtype dtype, collie_op op);
+                                               void *recvbuf, size_t recvcount, collie_dtype dtype,
+                                               collie_op op);
 
 /* Block j (count elements) of rank i's sendbuf lands in block i of rank j's recvbuf. */
 COLLIE_API collie_status collie_alltoall(collie_comm *comm, const void *sendbuf, void *recvbuf,
@@ -163,8 +201,8 @@ COLLIE_API collie_status collie_barrier(collie_comm *comm);
  */
 COLLIE_API collie_status collie_send(collie_comm *comm, const void *buf, size_t count,
                                      collie_dtype dtype, int peer);
-COLLIE_API collie_status collie_recv(collie_comm *comm, void *buf, size_t count,
-                                     collie_dtype dtype, int peer);
+COLLIE_API collie_status collie_recv(collie_comm *comm, void *buf, size_t count, collie_dtype dtype,
+                                     int peer);
 
 #ifdef __cplusplus
 }

@@ -5,9 +5,15 @@
 #   deps.sh --bench  also Open MPI (collie bench --baseline mpi), gnuplot (--plot) and
 #                    iproute2 (ip netns and tc: the emulated hosts of the tests), iperf3
 #                    (the link rate between them)
+#   deps.sh --test   --bench's, and clang-format (the tests check the tree's formatting)
+# libopenblas-dev, zlib1g-dev and the data set are for collie-train only
+# (COLLIE_BUILD_TRAIN=ON, the default).
 set -euo pipefail
 packages=(build-essential cmake pkg-config libssl-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist)
-[ "${1:-}" = --bench ] && packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3)
+case "${1:-}" in
+--bench) packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3) ;;
+--test) packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3 clang-format) ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

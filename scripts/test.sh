@@ -1,11 +1,13 @@
 #!/bin/bash
 # Quick start, part two: installs what the build needs, then builds and runs
-# every test twice: a release build with -Werror, and a build with
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# every test: a release build with -Werror, a build with AddressSanitizer +
+# UndefinedBehaviorSanitizer, and a build without the training workloads
+# (COLLIE_BUILD_TRAIN=OFF: the library and tools need neither OpenBLAS nor zlib).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh --bench   # the bench tests run the MPI baseline and draw plots
+bash scripts/deps.sh --test   # the MPI baseline, plots, emulated hosts, clang-format
 jobs=$(nproc)
+start=$(date +%s)
 
 echo "== release build (-Werror)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON >/dev/null
@@ -18,3 +20,13 @@ cmake --build build-asan -j"$jobs" >/dev/null
 # The sanitizers make memory traffic several times slower: the largest counts
 # (1M and 16M elements) run in the release build above, the rest here.
 (cd build-asan && COLLIE_TEST_MAX_COUNT=65537 ctest --output-on-failure)
+
+echo "== build without the training workloads (COLLIE_BUILD_TRAIN=OFF)"
+cmake -S . -B build-notrain -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON -DCOLLIE_BUILD_TRAIN=OFF >/dev/null
+cmake --build build-notrain -j"$jobs" >/dev/null
+# Its library and tools are the release build's, less collie-train: the tests
+# that tell them apart (what the build holds, what it links, installs) run here.
+(cd build-notrain && ctest --output-on-failure -R '^(info|lean|install|launcher|unit\.reduce|errors\.badargs\.2|coll\.allreduce\.2)$')
+[ ! -e build-notrain/collie-train ] || { echo "COLLIE_BUILD_TRAIN=OFF built collie-train"; exit 1; }
+
+echo "== all builds passed in $(( $(date +%s) - start )) s"

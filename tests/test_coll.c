@@ -31,8 +31,7 @@ static double input(collie_op op, collie_dtype t, int r, size_t i)
     int s = is_signed(t);
     switch (op) {
     case COLLIE_SUM:
-    case COLLIE_AVG:
-        return (double)(i % 5) - (s ? 2 : 0) + r * (double)((i / 3) % 2);
+    case COLLIE_AVG: return (double)(i % 5) - (s ? 2 : 0) + r * (double)((i / 3) % 2);
     case COLLIE_PROD:
         if ((size_t)r == i % (size_t)size)
             return 2;
@@ -300,8 +299,8 @@ static void run_case(collie_comm *comm, const char *coll, collie_dtype t, collie
         CHECK(0, "unknown collective '%s'", coll);
     }
     if (st != COLLIE_OK) {
-        fprintf(stderr, "rank %d: %s %s count=%zu failed: %s: %s\n", rank, coll,
-                test_dtype_name(t), count, collie_strerror(st), collie_last_error(comm));
+        fprintf(stderr, "rank %d: %s %s count=%zu failed: %s: %s\n", rank, coll, test_dtype_name(t),
+                count, collie_strerror(st), collie_last_error(comm));
         exit(1);
     }
     if (bad != (size_t)-1)
@@ -330,8 +329,10 @@ static void barrier_rounds(collie_comm *comm)
             cases++;
             if (entered[r] > out) {
                 failures++;
-                fprintf(stderr, "rank %d left barrier round %d at %.6f, before rank %d entered at "
-                                "%.6f\n", rank, round, out, r, entered[r]);
+                fprintf(stderr,
+                        "rank %d left barrier round %d at %.6f, before rank %d entered at "
+                        "%.6f\n",
+                        rank, round, out, r, entered[r]);
             }
         }
     }
@@ -340,7 +341,8 @@ static void barrier_rounds(collie_comm *comm)
 
 int main(int argc, char **argv)
 {
-    CHECK(argc == 2, "usage: test_coll allreduce|reduce|broadcast|allgather|reduce_scatter|alltoall|barrier");
+    CHECK(argc == 2,
+          "usage: test_coll allreduce|reduce|broadcast|allgather|reduce_scatter|alltoall|barrier");
     const char *coll = argv[1];
     collie_comm *comm = test_init();
     rank = collie_rank(comm);
@@ -356,11 +358,13 @@ int main(int argc, char **argv)
     }
     const char *cap = getenv("COLLIE_TEST_MAX_COUNT");
     size_t max_count = cap ? strtoull(cap, NULL, 10) : (size_t)-1;
-    int reduces = !strcmp(coll, "allreduce") || !strcmp(coll, "reduce") ||
-                  !strcmp(coll, "reduce_scatter");
-    int per_rank_blocks = !strcmp(coll, "allgather") || !strcmp(coll, "reduce_scatter") ||
-                          !strcmp(coll, "alltoall");
-    int modes = !strcmp(coll, "broadcast") ? 1 : per_rank_blocks && strcmp(coll, "alltoall") ? 3 : 2;
+    int reduces =
+        !strcmp(coll, "allreduce") || !strcmp(coll, "reduce") || !strcmp(coll, "reduce_scatter");
+    int per_rank_blocks =
+        !strcmp(coll, "allgather") || !strcmp(coll, "reduce_scatter") || !strcmp(coll, "alltoall");
+    int modes = !strcmp(coll, "broadcast")                    ? 1
+                : per_rank_blocks && strcmp(coll, "alltoall") ? 3
+                                                              : 2;
     int rooted = !strcmp(coll, "broadcast") || !strcmp(coll, "reduce");
     double t0 = test_seconds();
     for (size_t c = 0; c < N_COUNTS; c++) {
@@ -373,7 +377,7 @@ int main(int argc, char **argv)
         for (int t = COLLIE_FLOAT32; t <= COLLIE_INT64; t++)
             for (int op = COLLIE_SUM; op <= (reduces ? COLLIE_AVG : COLLIE_SUM); op++)
                 for (int mode = 0; mode < modes; mode++)
-                    for (int root = 0; root < (rooted ? size : 1); root += size > 1 ? size - 1 : 1)
+                    for (int root = 0; root<(rooted ? size : 1); root += size> 1 ? size - 1 : 1)
                         run_case(comm, coll, (collie_dtype)t, (collie_op)op, count, mode,
                                  rooted ? root : -1);
     }

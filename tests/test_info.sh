@@ -2,12 +2,17 @@
 # collie info: version, detection, the whole configuration table; bad and unknown variables.
 collie=$1
 . "$(dirname "$0")/lib.sh"
+# The compiled table is the one source of truth for the variables `collie info` must print.
 src=$(dirname "$0")/../src/core/config.h
 
 expect_status 0 "$collie" info
 expect_output "^collie [0-9]+\.[0-9]+\.[0-9]+"
 expect_output "1 rank\(s\) on 1 host"
 expect_output "allreduce +oneshot, twoshot"
+# the transports of this build, and which this job uses
+expect_output "^  shm +built in, not used by this job"
+expect_output "^  tcp +built in, not used by this job"
+
 # every variable of the table, with its default
 for var in $(grep -oE '^    X\([A-Z_0-9]+' "$src" | sed 's/.*X(/COLLIE_/'); do
     expect_output "^$var "
@@ -17,6 +22,8 @@ expect_output "^COLLIE_TIMEOUT +300 +300 +seconds"
 
 expect_status 0 "$collie" run -n 3 "$collie" info
 expect_output "3 rank\(s\) on 1 host"
+expect_output "^  shm +in use: 2 peer\(s\) of this rank"
+expect_output "^  tcp +built in, not used by this job"
 [ "$(printf '%s\n' "$out" | grep -c '^collie ')" = 1 ] || fail "only rank 0 should print"
 
 # a bad value is refused, naming the variable; an unknown one is warned about
@@ -26,4 +33,19 @@ expect_status 1 env COLLIE_ALGO=allreduce:magic "$collie" info
 expect_output "COLLIE_ALGO='allreduce:magic'"
 expect_status 0 env COLLIE_TIMOUT=5 "$collie" info
 expect_output "unknown variable COLLIE_TIMOUT"
+# the launcher's own variables are not the library's business
+expect_status 0 env COLLIE_RSH=ssh "$collie" info
+printf '%s\n' "$out" | grep -q "unknown variable" && fail "COLLIE_RSH is warned about: $out"
+# `collie train` runs collie-train, where the build has it, and says why not where not
+if [ -x "$(dirname "$collie")/collie-train" ]; then
+    expect_status 0 "$collie" train --help
+    expect_output "usage: collie train"
+else
+    expect_status 127 "$collie" train --help
+    expect_output "COLLIE_BUILD_TRAIN=ON"
+fi
+
+# COLLIE_DEBUG=TRACE shows every call with its algorithm
+expect_status 0 env COLLIE_DEBUG=TRACE "$collie" bench allreduce -n 2 -b 64 -e 64 --iters 2 --warmup 1
+expect_output "TRACE coll: #[0-9]+ allreduce of 16 elements: oneshot"
 echo "info: ok"

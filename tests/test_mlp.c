@@ -34,18 +34,20 @@ static void gradcheck(const int *sizes, int nlayers)
         double down = mlp_forward_backward(&m, x, y, BATCH, 0);
         m.params[p] = keep;
         double numeric = (up - down) / (2 * h), a = analytic[p];
-        CHECK(fabs(numeric - a) <= 2e-3 + 2e-2 * fabs(a), "layers=%d param %zu: analytic %g, numeric %g",
-              nlayers, p, a, numeric);
+        CHECK(fabs(numeric - a) <= 2e-3 + 2e-2 * fabs(a),
+              "layers=%d param %zu: analytic %g, numeric %g", nlayers, p, a, numeric);
         checked++;
     }
-    printf("gradcheck %d layer(s): %d parameters agree with finite differences\n", nlayers, checked);
+    printf("gradcheck %d layer(s): %d parameters agree with finite differences\n", nlayers,
+           checked);
     free(analytic);
     mlp_free(&m);
 }
 
 int main(void)
 {
-    const int logreg[] = {16, 4}, deep[] = {16, 12, 8, 4}, binary[] = {16, 1}, deep_binary[] = {16, 8, 1};
+    const int logreg[] = {16, 4}, deep[] = {16, 12, 8, 4}, binary[] = {16, 1},
+              deep_binary[] = {16, 8, 1};
     gradcheck(logreg, 1);
     gradcheck(deep, 3);
     gradcheck(binary, 1);

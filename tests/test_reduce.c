@@ -29,7 +29,8 @@ static void test_half(void)
     }
     long checked = 0;
     for (uint32_t h = 0; h < 0x7c00; h++) { /* every finite half, its midpoints and neighbours */
-        float lo = collie__half_to_float((uint16_t)h), hi = collie__half_to_float((uint16_t)(h + 1));
+        float lo = collie__half_to_float((uint16_t)h),
+              hi = collie__half_to_float((uint16_t)(h + 1));
         float mid = lo + (hi - lo) / 2;
         float probes[] = {lo, mid, nextafterf(mid, 0), nextafterf(mid, INFINITY), -mid, -lo};
         for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++, checked++) {
@@ -88,7 +89,8 @@ static void test_bf16(void)
 static float combine(float a, float b, collie_op op)
 {
     switch (op) {
-    case COLLIE_SUM: case COLLIE_AVG: return a + b;
+    case COLLIE_SUM:
+    case COLLIE_AVG: return a + b;
     case COLLIE_PROD: return a * b;
     case COLLIE_MIN: return b < a ? b : a;
     case COLLIE_MAX: return b > a ? b : a;
@@ -100,12 +102,16 @@ static void reference(collie_dtype t, collie_op op, const unsigned char *const *
                       size_t i, unsigned char *out, int divisor)
 {
     switch (t) {
-    case COLLIE_FLOAT32: case COLLIE_FLOAT16: case COLLIE_BFLOAT16: {
+    case COLLIE_FLOAT32:
+    case COLLIE_FLOAT16:
+    case COLLIE_BFLOAT16: {
         float v[16] = {0};
         for (int s = 0; s < n; s++) {
-            if (t == COLLIE_FLOAT32) memcpy(&v[s], src[s] + 4 * i, 4);
+            if (t == COLLIE_FLOAT32)
+                memcpy(&v[s], src[s] + 4 * i, 4);
             else {
-                uint16_t h; memcpy(&h, src[s] + 2 * i, 2);
+                uint16_t h;
+                memcpy(&h, src[s] + 2 * i, 2);
                 _Float16 x;
                 memcpy(&x, &h, 2);
                 v[s] = t == COLLIE_BFLOAT16 ? collie__u2f((uint32_t)h << 16) : (float)x;
@@ -114,12 +120,18 @@ static void reference(collie_dtype t, collie_op op, const unsigned char *const *
         float acc = v[0];
         for (int s = 1; s < n; s++)
             acc = combine(acc, v[s], op);
-        if (op == COLLIE_AVG) acc /= (float)divisor;
-        if (t == COLLIE_FLOAT32) memcpy(out, &acc, 4);
+        if (op == COLLIE_AVG)
+            acc /= (float)divisor;
+        if (t == COLLIE_FLOAT32)
+            memcpy(out, &acc, 4);
         else {
             uint16_t h;
-            if (t == COLLIE_BFLOAT16) h = bf16_reference(acc);
-            else { _Float16 r = (_Float16)acc; memcpy(&h, &r, 2); }
+            if (t == COLLIE_BFLOAT16)
+                h = bf16_reference(acc);
+            else {
+                _Float16 r = (_Float16)acc;
+                memcpy(&h, &r, 2);
+            }
             memcpy(out, &h, 2);
         }
         break;
@@ -129,10 +141,13 @@ static void reference(collie_dtype t, collie_op op, const unsigned char *const *
         memcpy(&acc, src[0] + 8 * i, 8);
         for (int s = 1; s < n; s++) {
             memcpy(&v, src[s] + 8 * i, 8);
-            acc = op == COLLIE_SUM || op == COLLIE_AVG ? acc + v : op == COLLIE_PROD ? acc * v
-                  : op == COLLIE_MIN ? (v < acc ? v : acc) : (v > acc ? v : acc);
+            acc = op == COLLIE_SUM || op == COLLIE_AVG ? acc + v
+                  : op == COLLIE_PROD                  ? acc * v
+                  : op == COLLIE_MIN                   ? (v < acc ? v : acc)
+                                                       : (v > acc ? v : acc);
         }
-        if (op == COLLIE_AVG) acc /= divisor;
+        if (op == COLLIE_AVG)
+            acc /= divisor;
         memcpy(out, &acc, 8);
         break;
     }
@@ -146,16 +161,24 @@ static void reference(collie_dtype t, collie_op op, const unsigned char *const *
             case COLLIE_INT32: v = ((const int32_t *)(const void *)src[s])[i]; break;
             default: memcpy(&v, src[s] + 8 * i, 8);
             }
-            if (!s) { acc = v; continue; }
+            if (!s) {
+                acc = v;
+                continue;
+            }
             uint64_t ua = (uint64_t)acc, uv = (uint64_t)v;
             acc = op == COLLIE_SUM || op == COLLIE_AVG ? (int64_t)(ua + uv)
-                  : op == COLLIE_PROD ? (int64_t)(ua * uv) : op == COLLIE_MIN ? (v < acc ? v : acc)
-                  : (v > acc ? v : acc);
-            if (t == COLLIE_INT8) acc = (int8_t)acc;
-            if (t == COLLIE_UINT8) acc = (uint8_t)acc;
-            if (t == COLLIE_INT32) acc = (int32_t)(uint32_t)acc;
+                  : op == COLLIE_PROD                  ? (int64_t)(ua * uv)
+                  : op == COLLIE_MIN                   ? (v < acc ? v : acc)
+                                                       : (v > acc ? v : acc);
+            if (t == COLLIE_INT8)
+                acc = (int8_t)acc;
+            if (t == COLLIE_UINT8)
+                acc = (uint8_t)acc;
+            if (t == COLLIE_INT32)
+                acc = (int32_t)(uint32_t)acc;
         }
-        if (op == COLLIE_AVG) acc /= divisor;
+        if (op == COLLIE_AVG)
+            acc /= divisor;
         memcpy(out, &acc, es); /* little-endian: the low bytes */
     }
     }
@@ -179,7 +202,8 @@ static void test_kernels(void)
                             copy[s] = malloc(n * es);
                             for (size_t b = 0; b < n * es; b++)
                                 src[s][b] = (unsigned char)next();
-                            if (t <= COLLIE_BFLOAT16 && op == COLLIE_PROD) /* keep products finite-ish */
+                            if (t <= COLLIE_BFLOAT16 &&
+                                op == COLLIE_PROD) /* keep products finite-ish */
                                 for (size_t i = 0; i < n; i++)
                                     test_put((collie_dtype)t, src[s], i, (double)(next() % 7) - 3);
                             memcpy(copy[s], src[s], n * es);
@@ -188,16 +212,31 @@ static void test_kernels(void)
                         collie__reduce(out, (const void *const *)src, ns, n, (collie_dtype)t,
                                        (collie_op)op, 3, alias && n > 1000); /* streaming too */
                         for (size_t i = 0; i < n; i++) {
-                            reference((collie_dtype)t, (collie_op)op, (const unsigned char *const *)copy,
-                                      ns, i, want, 3);
+                            reference((collie_dtype)t, (collie_op)op,
+                                      (const unsigned char *const *)copy, ns, i, want, 3);
                             int same = !memcmp(out + i * es, want, es);
-                            if (!same && t <= COLLIE_BFLOAT16) { /* NaN payloads may differ: both NaN is fine */
+                            if (!same &&
+                                t <=
+                                    COLLIE_BFLOAT16) { /* NaN payloads may differ: both NaN is fine */
                                 double a = 0, b = 0;
-                                if (t == COLLIE_FLOAT64) { memcpy(&a, out + i * es, 8); memcpy(&b, want, 8); }
-                                else if (t == COLLIE_FLOAT32) { float x, y; memcpy(&x, out + i * es, 4); memcpy(&y, want, 4); a = x; b = y; }
-                                else { uint16_t x, y; memcpy(&x, out + i * es, 2); memcpy(&y, want, 2);
-                                       a = t == COLLIE_FLOAT16 ? collie__half_to_float(x) : collie__bf16_to_float(x);
-                                       b = t == COLLIE_FLOAT16 ? collie__half_to_float(y) : collie__bf16_to_float(y); }
+                                if (t == COLLIE_FLOAT64) {
+                                    memcpy(&a, out + i * es, 8);
+                                    memcpy(&b, want, 8);
+                                } else if (t == COLLIE_FLOAT32) {
+                                    float x, y;
+                                    memcpy(&x, out + i * es, 4);
+                                    memcpy(&y, want, 4);
+                                    a = x;
+                                    b = y;
+                                } else {
+                                    uint16_t x, y;
+                                    memcpy(&x, out + i * es, 2);
+                                    memcpy(&y, want, 2);
+                                    a = t == COLLIE_FLOAT16 ? collie__half_to_float(x)
+                                                            : collie__bf16_to_float(x);
+                                    b = t == COLLIE_FLOAT16 ? collie__half_to_float(y)
+                                                            : collie__bf16_to_float(y);
+                                }
                                 same = isnan(a) && isnan(b);
                             }
                             CHECK(same, "%s op=%d nsrc=%d count=%zu alias=%d: element %zu differs",
@@ -212,10 +251,41 @@ static void test_kernels(void)
     printf("kernels: %ld dtype x op x count x sources cases exact\n", cases);
 }
 
+/* collie_convert: the public face of the same conversions, element for element. */
+static void test_convert(void)
+{
+    enum { N = 4099 };
+    static float f[N], back[N];
+    static uint16_t h[N];
+    for (int i = 0; i < N; i++)
+        f[i] = (float)((int64_t)(next() % 2000001) - 1000000) / 977.0f;
+    CHECK(collie_convert(h, COLLIE_FLOAT16, f, COLLIE_FLOAT32, N) == COLLIE_OK, "to float16");
+    for (int i = 0; i < N; i++)
+        CHECK(h[i] == collie__float_to_half(f[i]), "float16 of %g: %#x", f[i], h[i]);
+    CHECK(collie_convert(back, COLLIE_FLOAT32, h, COLLIE_FLOAT16, N) == COLLIE_OK, "from float16");
+    for (int i = 0; i < N; i++)
+        CHECK(back[i] == collie__half_to_float(h[i]), "float16 %#x back: %g", h[i], back[i]);
+    CHECK(collie_convert(h, COLLIE_BFLOAT16, f, COLLIE_FLOAT32, N) == COLLIE_OK, "to bfloat16");
+    for (int i = 0; i < N; i++)
+        CHECK(h[i] == collie__float_to_bf16(f[i]), "bfloat16 of %g: %#x", f[i], h[i]);
+    CHECK(collie_convert(back, COLLIE_FLOAT32, h, COLLIE_BFLOAT16, N) == COLLIE_OK, "from bf16");
+    for (int i = 0; i < N; i++)
+        CHECK(back[i] == collie__bf16_to_float(h[i]), "bfloat16 %#x back: %g", h[i], back[i]);
+    h[0] = 0x1234;
+    CHECK(collie_convert(h, COLLIE_INT8, f, COLLIE_FLOAT32, 1) == COLLIE_ERR_UNSUPPORTED &&
+              h[0] == 0x1234,
+          "an unsupported pair must be refused and write nothing");
+    CHECK(collie_convert(NULL, COLLIE_FLOAT16, f, COLLIE_FLOAT32, 1) == COLLIE_ERR_INVALID_ARG,
+          "NULL dst accepted");
+    CHECK(collie_convert(NULL, COLLIE_FLOAT16, NULL, COLLIE_FLOAT32, 0) == COLLIE_OK,
+          "count 0 is a no-op");
+}
+
 int main(void)
 {
     test_half();
     test_bf16();
     test_kernels();
+    test_convert();
     return 0;
 }

@@ -10,8 +10,10 @@ static void scaling_and_warmup(void)
 {
     struct lr_schedule s;
     lr_schedule_init(&s, 0.01f, 4, 1, 10, 0, 2, 0);
-    CHECK(fabsf(lr_schedule_at(&s, 0) - 0.004f) < 1e-7f, "warm-up step 0: %g", lr_schedule_at(&s, 0));
-    CHECK(fabsf(lr_schedule_at(&s, 4) - 0.02f) < 1e-7f, "warm-up step 4: %g", lr_schedule_at(&s, 4));
+    CHECK(fabsf(lr_schedule_at(&s, 0) - 0.004f) < 1e-7f, "warm-up step 0: %g",
+          lr_schedule_at(&s, 0));
+    CHECK(fabsf(lr_schedule_at(&s, 4) - 0.02f) < 1e-7f, "warm-up step 4: %g",
+          lr_schedule_at(&s, 4));
     CHECK(lr_schedule_at(&s, 9) == 0.04f && lr_schedule_at(&s, 1000) == 0.04f, "after warm-up: %g",
           lr_schedule_at(&s, 9));
     lr_schedule_init(&s, 0.01f, 4, 0, 0, 0, 2, 0);
@@ -26,16 +28,17 @@ static void plateau(void)
 {
     struct lr_schedule s;
     lr_schedule_init(&s, 0.1f, 1, 1, 0, 0.5f, 2, 0.02f);
-    const double loss[] = {1.0, 0.9, 0.8, 0.80001, 0.85, 0.8, 0.7, 0.75, 0.75, 0.75, 0.75, 0.75, 0.75, 0.75};
+    const double loss[] = {1.0,  0.9,  0.8,  0.80001, 0.85, 0.8,  0.7,
+                           0.75, 0.75, 0.75, 0.75,    0.75, 0.75, 0.75};
     /* improvement resets the count; the third epoch without one (patience 2) decays */
     const int want[] = {0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0};
-    const float rate[] = {0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.05f, 0.05f, 0.05f, 0.05f, 0.025f,
-                          0.025f, 0.025f, 0.02f, 0.02f};
+    const float rate[] = {0.1f,  0.1f,  0.1f,   0.1f,   0.1f,   0.05f, 0.05f,
+                          0.05f, 0.05f, 0.025f, 0.025f, 0.025f, 0.02f, 0.02f};
     for (int e = 0; e < (int)(sizeof loss / sizeof *loss); e++) {
         int got = lr_schedule_epoch_end(&s, loss[e]);
         CHECK(got == want[e] && fabsf(s.lr - rate[e]) < 1e-7f,
-              "epoch %d, loss %g: decayed %d (want %d), rate %g (want %g)", e, loss[e], got, want[e],
-              s.lr, rate[e]);
+              "epoch %d, loss %g: decayed %d (want %d), rate %g (want %g)", e, loss[e], got,
+              want[e], s.lr, rate[e]);
     }
     /* at the floor: no further "decay" is reported */
     for (int e = 0; e < 6; e++)

@@ -60,7 +60,11 @@ static inline void test_put(collie_dtype t, void *buf, size_t i, double v)
     switch (t) {
     case COLLIE_FLOAT32: ((float *)buf)[i] = (float)v; break;
     case COLLIE_FLOAT64: ((double *)buf)[i] = v; break;
-    case COLLIE_FLOAT16: { _Float16 h = (_Float16)v; memcpy((char *)buf + 2 * i, &h, 2); break; }
+    case COLLIE_FLOAT16: {
+        _Float16 h = (_Float16)v;
+        memcpy((char *)buf + 2 * i, &h, 2);
+        break;
+    }
     case COLLIE_BFLOAT16: {
         float f = (float)v;
         uint32_t u;

@@ -1,9 +1,32 @@
 /* collie.c - the `collie` command: dispatches to its subcommands. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collie.h"
+#include "launch.h"
 #include "tools.h"
+
+/*
+ * `collie train` is its own executable (collie-train, beside this one): the
+ * training workloads link OpenBLAS, whose thread pool must never sit in a
+ * rank that `collie bench` measures.
+ */
+static int train(char **argv)
+{
+    char path[PATH_MAX];
+    if (tools_sibling_path("collie-train", path, sizeof path) == 0) {
+        argv[0] = path;
+        execv(path, argv);
+    }
+    fprintf(stderr,
+            "collie train: cannot run %s: %s (is this build configured with "
+            "COLLIE_BUILD_TRAIN=ON?)\n",
+            path, strerror(errno));
+    return 127;
+}
 
 static void usage(FILE *out)
 {
@@ -30,7 +53,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "bench"))
         return collie_tool_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "train"))
-        return collie_tool_train(argc - 1, argv + 1);
+        return train(argv + 1);
     if (!strcmp(cmd, "info"))
         return collie_tool_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

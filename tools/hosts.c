@@ -18,8 +18,8 @@ static int is_local(const char *name)
 static int add(struct host_list *l, const char *name, size_t len, int slots, const char *where)
 {
     if (!len || len >= sizeof l->host->name || slots < 1 || slots > 4096) {
-        fprintf(stderr, "collie run: bad host '%.*s' with %d slot(s) in %s\n", (int)len, name, slots,
-                where);
+        fprintf(stderr, "collie run: bad host '%.*s' with %d slot(s) in %s\n", (int)len, name,
+                slots, where);
         return -1;
     }
     struct host *h = realloc(l->host, sizeof *h * (size_t)(l->n + 1));

@@ -6,23 +6,24 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "coll/algo.h"
+#include "api/tools_api.h"
 #include "collie.h"
-#include "core/comm.h"
-#include "core/config.h"
 #include "tools.h"
 
 static void print_job(const collie_comm *comm)
 {
     char host[256] = "?";
     gethostname(host, sizeof host - 1);
-    printf("host:        %s, %d CPUs available to this process\n", host, comm->cpus);
+    int cpus = collie__tools_cpus(comm);
+    printf("host:        %s, %d CPUs available to this process\n", host, cpus);
     printf("job:         %d rank(s) on %d host(s); this is rank %d, local rank %d of %d\n",
-           comm->size, comm->nhosts, comm->rank, comm->local_rank, comm->local_size);
-    printf("transports:  shm (one memfd segment per host, futex waits; %s)\n",
-           comm->local_size > comm->cpus ? "oversubscribed: ranks yield, then sleep"
-                                         : "ranks <= CPUs: ranks poll briefly, then yield");
-    printf("             tcp: not in this build (one host only)\n");
+           collie_size(comm), collie__tools_hosts(comm), collie_rank(comm), collie_local_rank(comm),
+           collie_local_size(comm));
+    printf("waiting:     %s\n", collie_local_size(comm) > cpus
+                                    ? "oversubscribed: ranks yield, then sleep"
+                                    : "ranks <= CPUs: ranks poll briefly, then yield");
+    printf("transports:\n");
+    collie__tools_print_transports(comm, stdout);
 }
 
 int collie_tool_info(int argc, char **argv)
@@ -43,7 +44,7 @@ int collie_tool_info(int argc, char **argv)
         }
     }
     if (config_only) {
-        collie__config_print(stdout);
+        collie__tools_print_config(stdout);
         return 0;
     }
     collie_comm *comm;
@@ -57,9 +58,9 @@ int collie_tool_info(int argc, char **argv)
         printf("collie %s\n", collie_version());
         print_job(comm);
         printf("\nalgorithms (COLLIE_ALGO=COLL:NAME forces one):\n");
-        collie__algo_print(stdout);
+        collie__tools_print_algos(stdout);
         printf("\nconfiguration:\n");
-        collie__config_print(stdout);
+        collie__tools_print_config(stdout);
     }
     collie_finalize(comm);
     return 0;

@@ -9,15 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int tools_in_a_job(void)
-{
-    static const char *const vars[] = {"COLLIE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                       "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (getenv(vars[i]))
-            return 1;
-    return 0;
-}
+#include "api/tools_api.h"
+
+int tools_in_a_job(void) { return collie__tools_in_a_job(); }
 
 int tools_self_path(char *buf, size_t len)
 {
@@ -25,6 +19,18 @@ int tools_self_path(char *buf, size_t len)
     if (n <= 0)
         return -1;
     buf[n] = 0;
+    return 0;
+}
+
+int tools_sibling_path(const char *name, char *buf, size_t len)
+{
+    if (tools_self_path(buf, len))
+        return -1;
+    char *slash = strrchr(buf, '/');
+    size_t dir = slash ? (size_t)(slash - buf) + 1 : 0;
+    if (dir + strlen(name) + 1 > len)
+        return -1;
+    strcpy(buf + dir, name);
     return 0;
 }
 

@@ -10,6 +10,9 @@ int tools_in_a_job(void);
 /* The path of the running `collie` executable; 0, or -1. */
 int tools_self_path(char *buf, size_t len);
 
+/* The path of executable `name` in the directory of the running one; 0, or -1. */
+int tools_sibling_path(const char *name, char *buf, size_t len);
+
 /* Runs argv (argv[0] looked up in PATH) and waits; 0 if it exited with status 0. */
 int tools_run_job(char **argv);
 

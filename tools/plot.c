@@ -24,8 +24,9 @@ int tools_plot_draw(struct tools_plot *p, const char *png, const char *who)
     if (closed)
         return -1;
     if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
-        fprintf(stderr, "%s: gnuplot is not installed, so %s was not drawn; install it with "
-                        "`apt-get install gnuplot-nox`, then run `gnuplot %s` (the data is in %s)\n",
+        fprintf(stderr,
+                "%s: gnuplot is not installed, so %s was not drawn; install it with "
+                "`apt-get install gnuplot-nox`, then run `gnuplot %s` (the data is in %s)\n",
                 who, png, p->gp, p->dat);
         return 1;
     }

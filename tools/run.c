@@ -31,8 +31,8 @@
 #define DRAIN_MS 1000 /* output still open after every rank exited */
 
 struct stream {
-    int fd;      /* read end of the rank's pipe, -1 when closed */
-    int out;     /* where its lines go: 1 or 2 */
+    int fd;  /* read end of the rank's pipe, -1 when closed */
+    int out; /* where its lines go: 1 or 2 */
     char buf[8192];
     size_t len;
 };
@@ -53,7 +53,7 @@ struct job {
     char addr[300];         /* rank 0's rendezvous, host:port */
     struct rank *ranks;
     int live;
-    int failed_rank;   /* first rank that failed, -1 if none */
+    int failed_rank; /* first rank that failed, -1 if none */
     int exit_code;
     int stopping;      /* SIGTERM sent to everyone */
     long long kill_at; /* when to escalate to SIGKILL (ms), 0: not scheduled */
@@ -68,23 +68,25 @@ static long long now_ms(void)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: collie run [-n N] [-H HOST:SLOTS,... | --hostfile FILE] [options] [--] PROGRAM [ARGS...]\n"
-                 "  -n, --np N          number of ranks (default 1; with hosts: every slot)\n"
-                 "  -H, --hosts LIST    hosts and their slots, e.g. node1:4,node2:4; ranks fill\n"
-                 "                      hosts in order; remote ones start over ssh\n"
-                 "  --hostfile FILE     one host per line: 'node1 slots=4' or 'node1:4'\n"
-                 "  --rsh CMD           how to reach a host (default $COLLIE_RSH, else\n"
-                 "                      'ssh -o BatchMode=yes'); run as CMD HOST COMMAND\n"
-                 "  --port P            rank 0's rendezvous port (default: a free one)\n"
-                 "  --tag-output        prefix every output line with [rank R] (across hosts:\n"
-                 "                      [rank R@host], always on)\n"
-                 "Each rank gets COLLIE_RANK, COLLIE_SIZE, COLLIE_LOCAL_RANK, COLLIE_LOCAL_SIZE,\n"
-                 "COLLIE_ADDR, COLLIE_HOST (across hosts) and a random COLLIE_TOKEN (unless one is\n"
-                 "set; remote ranks read it from standard input, never from a command line). Other\n"
-                 "COLLIE_* variables are passed on to remote ranks. Remote ranks run the program\n"
-                 "at the path it has here, in the same directory. If a rank fails, the others are\n"
-                 "stopped (SIGTERM, then SIGKILL after %d s) and collie run exits with that rank's\n"
-                 "status.\n",
+    fprintf(out,
+            "usage: collie run [-n N] [-H HOST:SLOTS,... | --hostfile FILE] [options] [--] PROGRAM "
+            "[ARGS...]\n"
+            "  -n, --np N          number of ranks (default 1; with hosts: every slot)\n"
+            "  -H, --hosts LIST    hosts and their slots, e.g. node1:4,node2:4; ranks fill\n"
+            "                      hosts in order; remote ones start over ssh\n"
+            "  --hostfile FILE     one host per line: 'node1 slots=4' or 'node1:4'\n"
+            "  --rsh CMD           how to reach a host (default $COLLIE_RSH, else\n"
+            "                      'ssh -o BatchMode=yes'); run as CMD HOST COMMAND\n"
+            "  --port P            rank 0's rendezvous port (default: a free one)\n"
+            "  --tag-output        prefix every output line with [rank R] (across hosts:\n"
+            "                      [rank R@host], always on)\n"
+            "Each rank gets COLLIE_RANK, COLLIE_SIZE, COLLIE_LOCAL_RANK, COLLIE_LOCAL_SIZE,\n"
+            "COLLIE_ADDR, COLLIE_HOST (across hosts) and a random COLLIE_TOKEN (unless one is\n"
+            "set; remote ranks read it from standard input, never from a command line). Other\n"
+            "COLLIE_* variables are passed on to remote ranks. Remote ranks run the program\n"
+            "at the path it has here, in the same directory. If a rank fails, the others are\n"
+            "stopped (SIGTERM, then SIGKILL after %d s) and collie run exits with that rank's\n"
+            "status.\n",
             GRACE_MS / 1000);
 }
 
@@ -129,8 +131,8 @@ static int rank_env(const struct job *job, int r, char env[][320])
         for (int i = 0; i < h; i++)
             first += job->hosts.host[i].slots;
         local_rank = r - first;
-        local_size = job->n - first < job->hosts.host[h].slots ? job->n - first
-                                                                 : job->hosts.host[h].slots;
+        local_size =
+            job->n - first < job->hosts.host[h].slots ? job->n - first : job->hosts.host[h].slots;
         host = job->hosts.host[h].name;
     }
     snprintf(env[n++], 320, "COLLIE_RANK=%d", r);
@@ -164,9 +166,9 @@ static int in_path(const char *name, char *out, size_t len)
  */
 static int travels(const char *var)
 {
-    static const char *const own[] = {"COLLIE_TOKEN=", "COLLIE_RANK=", "COLLIE_SIZE=",
-                                      "COLLIE_LOCAL_", "COLLIE_ADDR=", "COLLIE_HOST=",
-                                      "COLLIE_RSH="};
+    static const char *const own[] = {
+        "COLLIE_TOKEN=", "COLLIE_RANK=", "COLLIE_SIZE=", "COLLIE_LOCAL_",
+        "COLLIE_ADDR=",  "COLLIE_HOST=", "COLLIE_RSH="};
     if (strncmp(var, "COLLIE_", 7))
         return 0;
     for (size_t i = 0; i < sizeof own / sizeof *own; i++)
@@ -189,7 +191,8 @@ static void exec_remote(const struct job *job, int r, char **argv, char env[][32
     if (!getcwd(cwd, sizeof cwd))
         strcpy(cwd, "/");
     /* the program at the path it has here (found in PATH here, if it has no slash) */
-    if (strchr(argv[0], '/') ? realpath(argv[0], prog) != NULL : in_path(argv[0], prog, sizeof prog))
+    if (strchr(argv[0], '/') ? realpath(argv[0], prog) != NULL
+                             : in_path(argv[0], prog, sizeof prog))
         argv[0] = prog;
     if (!cmd || hosts_remote_command(cmd, 1 << 16, cwd, vars, nv, argv) != 0) {
         fprintf(stderr, "collie run: the command line for rank %d is too long\n", r);
@@ -242,8 +245,7 @@ static void child(const struct job *job, int r, int in_fd, int out_fd[2], int er
     for (int i = 0; i < nenv; i++)
         putenv(env[i]);
     execvp(argv[0], argv);
-    fprintf(stderr, "collie run: cannot start '%s' for rank %d: %s\n", argv[0], r,
-            strerror(errno));
+    fprintf(stderr, "collie run: cannot start '%s' for rank %d: %s\n", argv[0], r, strerror(errno));
     _exit(127);
 }
 
@@ -291,8 +293,10 @@ static void reap(struct job *job)
                 job->failed_rank = r;
                 job->exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
                 if (job->live > 0 && !job->stopping)
-                    fprintf(stderr, "collie run: rank %d (pid %d) %s; stopping the other %d "
-                                    "rank(s)\n", r, (int)pid, how, job->live);
+                    fprintf(stderr,
+                            "collie run: rank %d (pid %d) %s; stopping the other %d "
+                            "rank(s)\n",
+                            r, (int)pid, how, job->live);
                 else
                     fprintf(stderr, "collie run: rank %d (pid %d) %s\n", r, (int)pid, how);
                 stop_all(job);
@@ -392,8 +396,10 @@ static int supervise(struct job *job, int sfd)
         if (before > 0 && job->live == 0)
             drain_until = now_ms() + DRAIN_MS;
         if (job->kill_at && job->live > 0 && now_ms() >= job->kill_at) {
-            fprintf(stderr, "collie run: %d rank(s) still running %d s after SIGTERM; killing "
-                            "them\n", job->live, GRACE_MS / 1000);
+            fprintf(stderr,
+                    "collie run: %d rank(s) still running %d s after SIGTERM; killing "
+                    "them\n",
+                    job->live, GRACE_MS / 1000);
             signal_all(job, SIGKILL);
             job->kill_at = 0;
         }
@@ -435,14 +441,16 @@ static int place(struct job *job, int port)
     for (int h = 0; h <= hosts_of_rank(&job->hosts, job->n - 1); h++)
         remote |= !job->hosts.host[h].local;
     if (remote && (!strcmp(first->name, "localhost") || !strcmp(first->name, "127.0.0.1"))) {
-        fprintf(stderr, "collie run: rank 0 would listen on '%s', which the other hosts cannot "
-                        "reach: name this host by an address they can reach\n", first->name);
+        fprintf(stderr,
+                "collie run: rank 0 would listen on '%s', which the other hosts cannot "
+                "reach: name this host by an address they can reach\n",
+                first->name);
         return -1;
     }
     if (port < 0) /* a free port here, if rank 0 runs here; else one left to chance */
         port = first->local ? pick_port() : 20000 + (int)(getpid() % 20000);
-    snprintf(job->addr, sizeof job->addr, "%s:%d", first->local && !remote ? "127.0.0.1" : first->name,
-             port);
+    snprintf(job->addr, sizeof job->addr, "%s:%d",
+             first->local && !remote ? "127.0.0.1" : first->name, port);
     job->tag = 1;
     return 0;
 }
@@ -467,7 +475,8 @@ static int run_cli(int argc, char **argv, struct job *job)
             job->n = (int)n;
             i++;
         } else if ((!strcmp(a, "-H") || !strcmp(a, "--hosts") || !strcmp(a, "--hostfile") ||
-                    !strcmp(a, "--rsh") || !strcmp(a, "--port")) && i + 1 >= argc) {
+                    !strcmp(a, "--rsh") || !strcmp(a, "--port")) &&
+                   i + 1 >= argc) {
             fprintf(stderr, "collie run: %s needs a value\n", a);
             return 2;
         } else if (!strcmp(a, "-H") || !strcmp(a, "--hosts")) {

@@ -5,6 +5,6 @@
 int collie_tool_run(int argc, char **argv);
 int collie_tool_info(int argc, char **argv);
 int collie_tool_bench(int argc, char **argv);
-int collie_tool_train(int argc, char **argv);
+int collie_tool_train(int argc, char **argv); /* the collie-train executable */
 
 #endif

@@ -25,36 +25,38 @@ struct train_cli {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: collie train mlp|logreg [-n RANKS] [options]\n"
-            "  -n RANKS            launch RANKS ranks on this host (else: run as a rank of the job)\n"
-            "  --preset small      mlp 784-256-128-100-10 (the published Fashion-MNIST MLP)\n"
-            "  --preset a6000-head mlp 784-4096-4096-10 with dropout 0.5 (about 20 M parameters)\n"
-            "  --hidden A,B,...    hidden layer sizes (mlp)\n"
-            "  --dropout P         dropout on hidden layers (default 0)\n"
-            "  --data DIR          MNIST-format IDX files (default %s)\n"
-            "  --synthetic N       a synthetic data set of N samples instead\n"
-            "  --libsvm FILE       LIBSVM-format data (the epsilon set's); two classes train a\n"
-            "                      sigmoid output with binary cross-entropy\n"
-            "  --libsvm-test FILE  its test set (default: the last sixth of FILE)\n"
-            "  --batch B           samples per rank and step (default 64)\n"
-            "  --epochs E          at most E epochs (default 20)\n"
-            "  --lr LR             learning rate per rank (default 0.02; x ranks: linear scaling)\n"
-            "  --no-scale-lr       do not multiply the learning rate by the number of ranks\n"
-            "  --warmup E          linear learning-rate warm-up over E epochs (default 0)\n"
-            "  --plateau F         decay on plateau: lr x F when the training loss has not\n"
-            "                      improved for --patience epochs (default 2), down to --min-lr\n"
-            "  --momentum M        SGD momentum (default 0.9), --nesterov, --adam\n"
-            "  --wd W              weight decay / L2 (default 0; logreg: 2.5e-6)\n"
-            "  --compress T        float16 or bfloat16 gradients on the wire\n"
-            "  --target ACC        time to this test accuracy; stop once reached\n"
-            "  --seed S            same seed, same data order and initial weights (default 1)\n"
-            "  --max-steps N       stop after N steps\n"
-            "  --csv FILE, --json FILE   per-epoch rows and the summary\n"
-            "  --save FILE         the trained parameters, float32 (W1 b1 W2 b2 ...)\n"
-            "  --scaling 1,2,4,8   run at each rank count; print speedup, efficiency, time to target\n"
-            "  --plot FILE.png     accuracy and loss against time (and the scaling curve), by gnuplot\n",
-            FASHION_MNIST_DIR);
+    fprintf(
+        out,
+        "usage: collie train mlp|logreg [-n RANKS] [options]\n"
+        "  -n RANKS            launch RANKS ranks on this host (else: run as a rank of the job)\n"
+        "  --preset small      mlp 784-256-128-100-10 (the published Fashion-MNIST MLP)\n"
+        "  --preset a6000-head mlp 784-4096-4096-10 with dropout 0.5 (about 20 M parameters)\n"
+        "  --hidden A,B,...    hidden layer sizes (mlp)\n"
+        "  --dropout P         dropout on hidden layers (default 0)\n"
+        "  --data DIR          MNIST-format IDX files (default %s)\n"
+        "  --synthetic N       a synthetic data set of N samples instead\n"
+        "  --libsvm FILE       LIBSVM-format data (the epsilon set's); two classes train a\n"
+        "                      sigmoid output with binary cross-entropy\n"
+        "  --libsvm-test FILE  its test set (default: the last sixth of FILE)\n"
+        "  --batch B           samples per rank and step (default 64)\n"
+        "  --epochs E          at most E epochs (default 20)\n"
+        "  --lr LR             learning rate per rank (default 0.02; x ranks: linear scaling)\n"
+        "  --no-scale-lr       do not multiply the learning rate by the number of ranks\n"
+        "  --warmup E          linear learning-rate warm-up over E epochs (default 0)\n"
+        "  --plateau F         decay on plateau: lr x F when the training loss has not\n"
+        "                      improved for --patience epochs (default 2), down to --min-lr\n"
+        "  --momentum M        SGD momentum (default 0.9), --nesterov, --adam\n"
+        "  --wd W              weight decay / L2 (default 0; logreg: 2.5e-6)\n"
+        "  --compress T        float16 or bfloat16 gradients on the wire\n"
+        "  --target ACC        time to this test accuracy; stop once reached\n"
+        "  --seed S            same seed, same data order and initial weights (default 1)\n"
+        "  --max-steps N       stop after N steps\n"
+        "  --csv FILE, --json FILE   per-epoch rows and the summary\n"
+        "  --save FILE         the trained parameters, float32 (W1 b1 W2 b2 ...)\n"
+        "  --scaling 1,2,4,8   run at each rank count; print speedup, efficiency, time to target\n"
+        "  --plot FILE.png     accuracy and loss against time (and the scaling curve), by "
+        "gnuplot\n",
+        FASHION_MNIST_DIR);
 }
 
 static int parse_hidden(const char *s, struct train_config *c)
@@ -101,52 +103,129 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
             }
             continue;
         }
-        if (!strcmp(a, "--nesterov")) { c->nesterov = 1; continue; }
-        if (!strcmp(a, "--adam")) { c->optim = OPTIM_ADAM; continue; }
-        if (!strcmp(a, "--no-scale-lr")) { c->scale_lr = 0; continue; }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--nesterov")) {
+            c->nesterov = 1;
+            continue;
+        }
+        if (!strcmp(a, "--adam")) {
+            c->optim = OPTIM_ADAM;
+            continue;
+        }
+        if (!strcmp(a, "--no-scale-lr")) {
+            c->scale_lr = 0;
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            exit(0);
+        }
         if (!v) {
-            fprintf(stderr, "collie train: unknown argument '%s' (or it needs a value; try --help)\n", a);
+            fprintf(stderr,
+                    "collie train: unknown argument '%s' (or it needs a value; try --help)\n", a);
             return -1;
         }
         i++;
         char *end = "";
-        if (!strcmp(a, "-n")) { nranks = (int)strtol(v, &end, 10); if (nranks < 1) goto bad; }
-        else if (!strcmp(a, "--preset")) {
-            if (!strcmp(v, "small")) { c->nhidden = 3; c->hidden[0] = 256; c->hidden[1] = 128; c->hidden[2] = 100; }
-            else if (!strcmp(v, "a6000-head")) { c->nhidden = 2; c->hidden[0] = c->hidden[1] = 4096; c->dropout = 0.5f; }
-            else goto bad;
-        }
-        else if (!strcmp(a, "--hidden")) { if (parse_hidden(v, c)) goto bad; }
-        else if (!strcmp(a, "--dropout")) { c->dropout = strtof(v, &end); if (!(c->dropout >= 0 && c->dropout < 1)) goto bad; }
-        else if (!strcmp(a, "--data")) c->data = v;
-        else if (!strcmp(a, "--libsvm")) c->libsvm = v;
-        else if (!strcmp(a, "--libsvm-test")) c->libsvm_test = v;
-        else if (!strcmp(a, "--synthetic")) { c->synthetic = (int)strtol(v, &end, 10); if (c->synthetic < 1) goto bad; }
-        else if (!strcmp(a, "--batch")) { c->batch = (int)strtol(v, &end, 10); if (c->batch < 1) goto bad; }
-        else if (!strcmp(a, "--epochs")) { c->epochs = (int)strtol(v, &end, 10); if (c->epochs < 1) goto bad; }
-        else if (!strcmp(a, "--max-steps")) { c->max_steps = (int)strtol(v, &end, 10); if (c->max_steps < 1) goto bad; }
-        else if (!strcmp(a, "--lr")) { c->lr = strtof(v, &end); if (!(c->lr > 0)) goto bad; }
-        else if (!strcmp(a, "--warmup")) { c->warmup_epochs = (int)strtol(v, &end, 10); if (c->warmup_epochs < 0) goto bad; }
-        else if (!strcmp(a, "--plateau")) { c->plateau_factor = strtof(v, &end); if (!(c->plateau_factor > 0 && c->plateau_factor < 1)) goto bad; }
-        else if (!strcmp(a, "--patience")) { c->plateau_patience = (int)strtol(v, &end, 10); if (c->plateau_patience < 0) goto bad; }
-        else if (!strcmp(a, "--min-lr")) { c->min_lr = strtof(v, &end); if (!(c->min_lr >= 0)) goto bad; }
-        else if (!strcmp(a, "--momentum")) { c->momentum = strtof(v, &end); if (!(c->momentum >= 0 && c->momentum < 1)) goto bad; }
-        else if (!strcmp(a, "--wd")) { c->weight_decay = strtof(v, &end); if (!(c->weight_decay >= 0)) goto bad; }
-        else if (!strcmp(a, "--target")) { c->target = strtof(v, &end); if (!(c->target > 0 && c->target <= 1)) goto bad; }
-        else if (!strcmp(a, "--seed")) c->seed = strtoull(v, &end, 10);
+        if (!strcmp(a, "-n")) {
+            nranks = (int)strtol(v, &end, 10);
+            if (nranks < 1)
+                goto bad;
+        } else if (!strcmp(a, "--preset")) {
+            if (!strcmp(v, "small")) {
+                c->nhidden = 3;
+                c->hidden[0] = 256;
+                c->hidden[1] = 128;
+                c->hidden[2] = 100;
+            } else if (!strcmp(v, "a6000-head")) {
+                c->nhidden = 2;
+                c->hidden[0] = c->hidden[1] = 4096;
+                c->dropout = 0.5f;
+            } else
+                goto bad;
+        } else if (!strcmp(a, "--hidden")) {
+            if (parse_hidden(v, c))
+                goto bad;
+        } else if (!strcmp(a, "--dropout")) {
+            c->dropout = strtof(v, &end);
+            if (!(c->dropout >= 0 && c->dropout < 1))
+                goto bad;
+        } else if (!strcmp(a, "--data"))
+            c->data = v;
+        else if (!strcmp(a, "--libsvm"))
+            c->libsvm = v;
+        else if (!strcmp(a, "--libsvm-test"))
+            c->libsvm_test = v;
+        else if (!strcmp(a, "--synthetic")) {
+            c->synthetic = (int)strtol(v, &end, 10);
+            if (c->synthetic < 1)
+                goto bad;
+        } else if (!strcmp(a, "--batch")) {
+            c->batch = (int)strtol(v, &end, 10);
+            if (c->batch < 1)
+                goto bad;
+        } else if (!strcmp(a, "--epochs")) {
+            c->epochs = (int)strtol(v, &end, 10);
+            if (c->epochs < 1)
+                goto bad;
+        } else if (!strcmp(a, "--max-steps")) {
+            c->max_steps = (int)strtol(v, &end, 10);
+            if (c->max_steps < 1)
+                goto bad;
+        } else if (!strcmp(a, "--lr")) {
+            c->lr = strtof(v, &end);
+            if (!(c->lr > 0))
+                goto bad;
+        } else if (!strcmp(a, "--warmup")) {
+            c->warmup_epochs = (int)strtol(v, &end, 10);
+            if (c->warmup_epochs < 0)
+                goto bad;
+        } else if (!strcmp(a, "--plateau")) {
+            c->plateau_factor = strtof(v, &end);
+            if (!(c->plateau_factor > 0 && c->plateau_factor < 1))
+                goto bad;
+        } else if (!strcmp(a, "--patience")) {
+            c->plateau_patience = (int)strtol(v, &end, 10);
+            if (c->plateau_patience < 0)
+                goto bad;
+        } else if (!strcmp(a, "--min-lr")) {
+            c->min_lr = strtof(v, &end);
+            if (!(c->min_lr >= 0))
+                goto bad;
+        } else if (!strcmp(a, "--momentum")) {
+            c->momentum = strtof(v, &end);
+            if (!(c->momentum >= 0 && c->momentum < 1))
+                goto bad;
+        } else if (!strcmp(a, "--wd")) {
+            c->weight_decay = strtof(v, &end);
+            if (!(c->weight_decay >= 0))
+                goto bad;
+        } else if (!strcmp(a, "--target")) {
+            c->target = strtof(v, &end);
+            if (!(c->target > 0 && c->target <= 1))
+                goto bad;
+        } else if (!strcmp(a, "--seed"))
+            c->seed = strtoull(v, &end, 10);
         else if (!strcmp(a, "--compress")) {
-            if (!strcmp(v, "float16") || !strcmp(v, "fp16")) c->grad_dtype = COLLIE_FLOAT16;
-            else if (!strcmp(v, "bfloat16") || !strcmp(v, "bf16")) c->grad_dtype = COLLIE_BFLOAT16;
-            else goto bad;
-        }
-        else if (!strcmp(a, "--csv")) cli->csv = v;
-        else if (!strcmp(a, "--json")) cli->json = v;
-        else if (!strcmp(a, "--save")) cli->save = v;
-        else if (!strcmp(a, "--plot")) cli->plot = v;
-        else if (!strcmp(a, "--raw")) cli->raw = v; /* internal: driver <-> job */
-        else if (!strcmp(a, "--scaling")) { if (parse_counts(v, cli)) goto bad; }
-        else {
+            if (!strcmp(v, "float16") || !strcmp(v, "fp16"))
+                c->grad_dtype = COLLIE_FLOAT16;
+            else if (!strcmp(v, "bfloat16") || !strcmp(v, "bf16"))
+                c->grad_dtype = COLLIE_BFLOAT16;
+            else
+                goto bad;
+        } else if (!strcmp(a, "--csv"))
+            cli->csv = v;
+        else if (!strcmp(a, "--json"))
+            cli->json = v;
+        else if (!strcmp(a, "--save"))
+            cli->save = v;
+        else if (!strcmp(a, "--plot"))
+            cli->plot = v;
+        else if (!strcmp(a, "--raw"))
+            cli->raw = v; /* internal: driver <-> job */
+        else if (!strcmp(a, "--scaling")) {
+            if (parse_counts(v, cli))
+                goto bad;
+        } else {
             fprintf(stderr, "collie train: unknown option '%s' (try --help)\n", a);
             return -1;
         }
@@ -189,15 +268,15 @@ static int write_raw(const char *path, const struct train_result *r)
 }
 
 /*
- * Outside a job: `collie run -n N <self> train ARGS` for each rank count,
+ * Outside a job: `collie run -n N <this collie-train> ARGS` for each rank count,
  * ARGS being ours without -n, --scaling and --plot, plus --raw when the
  * driver reports (scaling, plot).
  */
 static int launch(int argc, char **argv, const struct train_config *c, const struct train_cli *cli,
                   int nranks)
 {
-    char self[PATH_MAX], n[16], raw[] = "/tmp/collie-train-XXXXXX";
-    if (tools_self_path(self, sizeof self))
+    char self[PATH_MAX], collie[PATH_MAX], n[16], raw[] = "/tmp/collie-train-XXXXXX";
+    if (tools_self_path(self, sizeof self) || tools_sibling_path("collie", collie, sizeof collie))
         return 1;
     int reports = cli->nscaling || cli->plot, counts[16] = {nranks}, ncounts = 1, rc = 0;
     if (cli->nscaling) {
@@ -214,10 +293,11 @@ static int launch(int argc, char **argv, const struct train_config *c, const str
     for (int k = 0; k < ncounts && rc == 0; k++) {
         int a = 0;
         snprintf(n, sizeof n, "%d", counts[k]);
-        args[a++] = self, args[a++] = "run", args[a++] = "-n", args[a++] = n;
-        args[a++] = self, args[a++] = "train";
+        args[a++] = collie, args[a++] = "run", args[a++] = "-n", args[a++] = n;
+        args[a++] = self;
         for (int i = 1; i < argc; i++) {
-            if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--scaling") || !strcmp(argv[i], "--plot")) {
+            if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--scaling") ||
+                !strcmp(argv[i], "--plot")) {
                 i++;
                 continue;
             }
@@ -241,9 +321,18 @@ static int launch(int argc, char **argv, const struct train_config *c, const str
 
 int collie_tool_train(int argc, char **argv)
 {
-    struct train_config c = {.data = FASHION_MNIST_DIR, .batch = 64, .epochs = 20, .lr = 0.02f,
-                             .scale_lr = 1, .plateau_patience = 2, .momentum = 0.9f, .grad_dtype = COLLIE_FLOAT32,
-                             .seed = 1, .optim = OPTIM_SGD, .nhidden = 1, .hidden = {128}};
+    struct train_config c = {.data = FASHION_MNIST_DIR,
+                             .batch = 64,
+                             .epochs = 20,
+                             .lr = 0.02f,
+                             .scale_lr = 1,
+                             .plateau_patience = 2,
+                             .momentum = 0.9f,
+                             .grad_dtype = COLLIE_FLOAT32,
+                             .seed = 1,
+                             .optim = OPTIM_SGD,
+                             .nhidden = 1,
+                             .hidden = {128}};
     struct train_cli cli = {0};
     int nranks = parse(argc, argv, &c, &cli);
     if (nranks < 0)
@@ -269,7 +358,9 @@ int collie_tool_train(int argc, char **argv)
     if (collie_rank(comm) == 0)
         printf("collie train: %d rank(s), %d layer(s), batch %d per rank, %s\n", collie_size(comm),
                c.nhidden + 1, c.batch,
-               c.synthetic ? "synthetic data" : c.libsvm ? c.libsvm : c.data);
+               c.synthetic ? "synthetic data"
+               : c.libsvm  ? c.libsvm
+                           : c.data);
     int rc = train_run(comm, &c, &r);
     if (rc == 0 && collie_rank(comm) == 0) {
         train_print_summary(stdout, &c, &r);

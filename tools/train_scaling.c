@@ -34,11 +34,13 @@ static int read_runs(const char *path, struct run *runs, int max)
         if (!strncmp(line, "run ", 4) && n < max) {
             r = &runs[n++];
             memset(r, 0, sizeof *r);
-            if (sscanf(line + 4, "%d %lf %lf %lf %d %lf %lf %lf", &r->ranks, &r->thr, &r->ci, &r->ttt,
-                       &r->epoch_to_target, &r->acc, &r->compute, &r->comm) != 8)
+            if (sscanf(line + 4, "%d %lf %lf %lf %d %lf %lf %lf", &r->ranks, &r->thr, &r->ci,
+                       &r->ttt, &r->epoch_to_target, &r->acc, &r->compute, &r->comm) != 8)
                 n--;
-        } else if (r && sscanf(line, "epoch %d %d %lf %lf %lf", &ranks, &epoch, &wall, &loss,
-                               &test) == 5 && ranks == r->ranks && r->epochs < 512) {
+        } else if (r &&
+                   sscanf(line, "epoch %d %d %lf %lf %lf", &ranks, &epoch, &wall, &loss, &test) ==
+                       5 &&
+                   ranks == r->ranks && r->epochs < 512) {
             r->wall[r->epochs] = wall;
             r->loss[r->epochs] = loss;
             r->test[r->epochs++] = test;
@@ -86,17 +88,25 @@ static int plot(const char *png, const struct run *runs, int n)
     for (int i = 0; i < n; i++)
         fprintf(d, "%d %.4f\n", runs[i].ranks,
                 runs[0].thr > 0 ? runs[i].thr / (runs[0].thr / runs[0].ranks) : 0);
-    fprintf(g, "set terminal pngcairo size 1500,480 noenhanced font ',10'\nset output '%s'\n"
-               "set multiplot layout 1,3 title 'collie train'\nset grid\nset key bottom right\n"
-               "set xlabel 'wall time (s)'\nset ylabel 'test accuracy'\nset title 'accuracy'\nplot ", png);
+    fprintf(g,
+            "set terminal pngcairo size 1500,480 noenhanced font ',10'\nset output '%s'\n"
+            "set multiplot layout 1,3 title 'collie train'\nset grid\nset key bottom right\n"
+            "set xlabel 'wall time (s)'\nset ylabel 'test accuracy'\nset title 'accuracy'\nplot ",
+            png);
     for (int i = 0; i < n; i++)
-        fprintf(g, "%s'%s' index %d using 1:3 with linespoints title '%d ranks'", i ? ", " : "", dat, i, runs[i].ranks);
+        fprintf(g, "%s'%s' index %d using 1:3 with linespoints title '%d ranks'", i ? ", " : "",
+                dat, i, runs[i].ranks);
     fprintf(g, "\nset key top right\nset ylabel 'training loss'\nset title 'loss'\nplot ");
     for (int i = 0; i < n; i++)
-        fprintf(g, "%s'%s' index %d using 1:2 with linespoints title '%d ranks'", i ? ", " : "", dat, i, runs[i].ranks);
-    fprintf(g, "\nset key top left\nset xlabel 'ranks'\nset ylabel 'speedup'\nset title 'throughput scaling'\n"
-               "plot '%s' index %d using 1:2 with linespoints title 'measured', x with lines title 'ideal'\n"
-               "unset multiplot\n", dat, n);
+        fprintf(g, "%s'%s' index %d using 1:2 with linespoints title '%d ranks'", i ? ", " : "",
+                dat, i, runs[i].ranks);
+    fprintf(g,
+            "\nset key top left\nset xlabel 'ranks'\nset ylabel 'speedup'\nset title 'throughput "
+            "scaling'\n"
+            "plot '%s' index %d using 1:2 with linespoints title 'measured', x with lines title "
+            "'ideal'\n"
+            "unset multiplot\n",
+            dat, n);
     return tools_plot_draw(&p, png, "collie train");
 }
 

@@ -71,7 +71,8 @@ static unsigned char *read_idx(const char *dir, const char *name, int dims, uint
     }
     size_t got = 0;
     while (got < total) {
-        int n = gzread(f, data + got, (unsigned)(total - got < (1u << 30) ? total - got : (1u << 30)));
+        int n =
+            gzread(f, data + got, (unsigned)(total - got < (1u << 30) ? total - got : (1u << 30)));
         if (n <= 0)
             break;
         got += (size_t)n;
@@ -79,8 +80,9 @@ static unsigned char *read_idx(const char *dir, const char *name, int dims, uint
     gzclose(f);
     if (got != total) {
         free(data);
-        snprintf(err, errlen, "%s: truncated: the header promises %zu bytes of data, the file has %zu",
-                 path, total, got);
+        snprintf(err, errlen,
+                 "%s: truncated: the header promises %zu bytes of data, the file has %zu", path,
+                 total, got);
         return NULL;
     }
     return data;
@@ -108,8 +110,9 @@ int dataset_load_idx(const char *dir, int test, struct dataset *d, char *err, si
             bad = i;
     if (lshape[0] != ishape[0] || bad >= 0) {
         if (bad >= 0)
-            snprintf(err, errlen, "%s/%s-labels-idx1-ubyte: label %d of sample %d is not a class 0..9",
-                     dir, prefix, labels[bad], bad);
+            snprintf(err, errlen,
+                     "%s/%s-labels-idx1-ubyte: label %d of sample %d is not a class 0..9", dir,
+                     prefix, labels[bad], bad);
         else
             snprintf(err, errlen, "%s: %u images but %u labels", dir, ishape[0], lshape[0]);
         free(images);
@@ -273,7 +276,8 @@ int dataset_synthetic(struct dataset *d, int n, int dim, int classes, uint64_t s
         int c = (int)(train_rand(&s) % (uint64_t)classes);
         d->y[i] = (uint8_t)c;
         for (int j = 0; j < dim; j++) {
-            float v = proto[(size_t)c * (size_t)dim + (size_t)j] + 0.35f * (train_uniform(&s) - 0.5f);
+            float v =
+                proto[(size_t)c * (size_t)dim + (size_t)j] + 0.35f * (train_uniform(&s) - 0.5f);
             d->x[(size_t)i * (size_t)dim + (size_t)j] = v < 0 ? 0 : v > 1 ? 1 : v;
         }
     }

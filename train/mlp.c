@@ -69,7 +69,8 @@ static void forward(struct mlp *m, const float *x, int batch, int train)
 {
     for (int l = 0; l < m->nlayers; l++) {
         int in = m->size[l], out = m->size[l + 1];
-        const float *a = l ? m->act[l] : x, *w = m->params + m->w_off[l], *b = m->params + m->b_off[l];
+        const float *a = l ? m->act[l] : x, *w = m->params + m->w_off[l],
+                    *b = m->params + m->b_off[l];
         float *z = m->act[l + 1];
         for (int i = 0; i < batch; i++)
             memcpy(z + (size_t)i * (size_t)out, b, sizeof(float) * (size_t)out);

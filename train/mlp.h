@@ -16,9 +16,9 @@
 #define MLP_MAX_LAYERS 8
 
 struct mlp {
-    int nlayers;                     /* weight layers */
-    int size[MLP_MAX_LAYERS + 1];    /* size[0]: input features; size[nlayers]: classes, or 1 */
-    float dropout;                   /* probability of dropping a hidden unit in training */
+    int nlayers;                  /* weight layers */
+    int size[MLP_MAX_LAYERS + 1]; /* size[0]: input features; size[nlayers]: classes, or 1 */
+    float dropout;                /* probability of dropping a hidden unit in training */
     size_t nparams;
     float *params, *grads;
     size_t w_off[MLP_MAX_LAYERS], b_off[MLP_MAX_LAYERS]; /* W[l] is size[l+1] x size[l] */

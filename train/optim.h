@@ -10,10 +10,10 @@ struct optim {
     enum optim_kind kind;
     float momentum, weight_decay; /* SGD; weight decay (L2) for both */
     int nesterov;
-    float beta1, beta2, eps;      /* Adam */
+    float beta1, beta2, eps; /* Adam */
     size_t n;
-    float *m, *v;                 /* SGD: m = velocity; Adam: first and second moments */
-    long t;                       /* steps taken */
+    float *m, *v; /* SGD: m = velocity; Adam: first and second moments */
+    long t;       /* steps taken */
 };
 
 /* 0, or -1 without memory. */

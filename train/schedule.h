@@ -8,12 +8,12 @@
 #define COLLIE_TRAIN_SCHEDULE_H
 
 struct lr_schedule {
-    float lr;                 /* the rate now, after scaling and decays (not warm-up) */
-    long warmup_steps;        /* 0: none */
-    float plateau_factor;     /* 0: no decay; else multiply lr by it on a plateau */
-    int patience;             /* epochs without improvement before decaying */
+    float lr;             /* the rate now, after scaling and decays (not warm-up) */
+    long warmup_steps;    /* 0: none */
+    float plateau_factor; /* 0: no decay; else multiply lr by it on a plateau */
+    int patience;         /* epochs without improvement before decaying */
     float min_lr;
-    double best;              /* lowest loss seen */
+    double best; /* lowest loss seen */
     int bad_epochs;
 };
 

@@ -8,18 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/reduce/half.h" /* the library's own conversions: the same rounding */
 #include "dataset.h"
 #include "schedule.h"
 
 #define WARMUP_ITERS 10 /* iterations left out of the throughput statistics */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int check(collie_comm *comm, collie_status st, const char *what)
 {
@@ -53,8 +45,7 @@ static int split_off_test(struct dataset *train, struct dataset *test, char *err
     return 0;
 }
 
-static int load(const struct train_config *c, struct dataset *train, struct dataset *test,
-                int rank)
+static int load(const struct train_config *c, struct dataset *train, struct dataset *test, int rank)
 {
     char err[512];
     if (c->synthetic > 0) {
@@ -93,21 +84,20 @@ static int average(collie_comm *comm, const struct train_config *c, float *grads
     if (c->grad_dtype == COLLIE_FLOAT32)
         return check(comm, collie_allreduce(comm, grads, grads, n, COLLIE_FLOAT32, COLLIE_AVG),
                      "gradient allreduce");
-    uint16_t *h = wire;
-    int bf16 = c->grad_dtype == COLLIE_BFLOAT16;
-    for (size_t i = 0; i < n; i++)
-        h[i] = bf16 ? collie__float_to_bf16(grads[i]) : collie__float_to_half(grads[i]);
-    if (check(comm, collie_allreduce(comm, h, h, n, c->grad_dtype, COLLIE_AVG), "gradient allreduce"))
+    /* The library's own conversions: the same rounding as its reductions. */
+    if (check(comm, collie_convert(wire, c->grad_dtype, grads, COLLIE_FLOAT32, n), "compression") ||
+        check(comm, collie_allreduce(comm, wire, wire, n, c->grad_dtype, COLLIE_AVG),
+              "gradient allreduce"))
         return -1;
-    for (size_t i = 0; i < n; i++)
-        grads[i] = bf16 ? collie__bf16_to_float(h[i]) : collie__half_to_float(h[i]);
-    return 0;
+    return check(comm, collie_convert(grads, COLLIE_FLOAT32, wire, c->grad_dtype, n),
+                 "decompression");
 }
 
 static double evaluate(collie_comm *comm, struct mlp *m, const struct dataset *test)
 {
     int rank = collie_rank(comm), size = collie_size(comm);
-    int lo = (int)((long long)test->n * rank / size), hi = (int)((long long)test->n * (rank + 1) / size);
+    int lo = (int)((long long)test->n * rank / size),
+        hi = (int)((long long)test->n * (rank + 1) / size);
     long long correct = 0;
     for (int i = lo; i < hi; i += m->max_batch) {
         int b = hi - i < m->max_batch ? hi - i : m->max_batch;
@@ -136,7 +126,8 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
             dataset_free(&test);
         }
         if (all == 0 && loaded && rank == 0)
-            fprintf(stderr, "collie train: another rank could not load the data (see its output)\n");
+            fprintf(stderr,
+                    "collie train: another rank could not load the data (see its output)\n");
         return -1;
     }
     int sizes[MLP_MAX_LAYERS + 1], nl = c->nhidden + 1;
@@ -145,8 +136,8 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
         sizes[l + 1] = c->hidden[l];
     sizes[nl] = train.classes == 2 ? 1 : train.classes; /* two classes: one sigmoid output */
     struct mlp m;
-    struct optim o = {.momentum = c->momentum, .weight_decay = c->weight_decay,
-                      .nesterov = c->nesterov};
+    struct optim o = {
+        .momentum = c->momentum, .weight_decay = c->weight_decay, .nesterov = c->nesterov};
     int steps_per_epoch = train.n / (c->batch * ranks);
     float *xb = malloc(sizeof(float) * (size_t)c->batch * (size_t)train.dim);
     uint8_t *yb = malloc((size_t)c->batch);
@@ -174,31 +165,32 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
     struct lr_schedule lr;
     lr_schedule_init(&lr, c->lr, ranks, c->scale_lr, (long)c->warmup_epochs * steps_per_epoch,
                      c->plateau_factor, c->plateau_patience, c->min_lr);
-    double t_start = now_s(), compute = 0, comm_s = 0, grad_bytes = 0;
+    double t_start = collie_wtime(), compute = 0, comm_s = 0, grad_bytes = 0;
     int iter = 0;
     for (int e = 0; e < c->epochs && (c->max_steps <= 0 || iter < c->max_steps); e++) {
-        double loss_sum = 0, t_epoch = now_s();
+        double loss_sum = 0, t_epoch = collie_wtime();
         dataset_shuffle(perm, train.n, c->seed, e);
         int steps = 0;
         for (int s = 0; s < steps_per_epoch && (c->max_steps <= 0 || iter < c->max_steps); s++) {
             const int *idx = perm + ((size_t)s * (size_t)ranks + (size_t)rank) * (size_t)c->batch;
             for (int i = 0; i < c->batch; i++) {
-                memcpy(xb + (size_t)i * (size_t)train.dim, train.x + (size_t)idx[i] * (size_t)train.dim,
+                memcpy(xb + (size_t)i * (size_t)train.dim,
+                       train.x + (size_t)idx[i] * (size_t)train.dim,
                        sizeof(float) * (size_t)train.dim);
                 yb[i] = train.y[idx[i]];
             }
-            double t0 = now_s();
+            double t0 = collie_wtime();
             loss_sum += mlp_forward_backward(&m, xb, yb, c->batch, 1);
-            double t1 = now_s();
+            double t1 = collie_wtime();
             unsigned long long before, after;
             collie_get_counters(comm, NULL, &before);
             if (average(comm, c, m.grads, m.nparams, wire))
                 goto out_model;
             collie_get_counters(comm, NULL, &after);
             grad_bytes += (double)(after - before);
-            double t2 = now_s();
+            double t2 = collie_wtime();
             optim_step(&o, m.params, m.grads, lr_schedule_at(&lr, (long)e * steps_per_epoch + s));
-            double t3 = now_s();
+            double t3 = collie_wtime();
             if (iter >= WARMUP_ITERS) {
                 compute += (t1 - t0) + (t3 - t2);
                 comm_s += t2 - t1;
@@ -207,17 +199,18 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
             steps++;
         }
         double loss = loss_sum;
-        if (check(comm, collie_allreduce(comm, &loss, &loss, 1, COLLIE_FLOAT64, COLLIE_SUM), "loss"))
+        if (check(comm, collie_allreduce(comm, &loss, &loss, 1, COLLIE_FLOAT64, COLLIE_SUM),
+                  "loss"))
             goto out_model;
         double acc = evaluate(comm, &m, &test);
         if (acc < 0)
             goto out_model;
         struct train_epoch *ep = &r->epoch[r->epochs_run++];
         ep->epoch = e + 1;
-        ep->wall_s = now_s() - t_start;
+        ep->wall_s = collie_wtime() - t_start;
         ep->loss = loss / ((double)steps * ranks);
         ep->test_accuracy = acc;
-        ep->samples_per_s = (double)steps * c->batch * ranks / (now_s() - t_epoch);
+        ep->samples_per_s = (double)steps * c->batch * ranks / (collie_wtime() - t_epoch);
         ep->lr = lr_schedule_at(&lr, (long)(e + 1) * steps_per_epoch - 1);
         int decayed = lr_schedule_epoch_end(&lr, ep->loss); /* the same loss on every rank */
         r->final_test_accuracy = acc;
@@ -227,10 +220,11 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
             r->epoch_to_target = e + 1;
         }
         if (rank == 0 && !c->quiet) {
-            printf("epoch %3d  loss %.4f  test accuracy %.4f  %7.1f s  %9.0f samples/s  lr %.3g%s%s\n",
-                   e + 1, ep->loss, acc, ep->wall_s, ep->samples_per_s, ep->lr,
-                   decayed ? "  (loss on a plateau: lr decayed)" : "",
-                   reached ? "  <- target reached" : "");
+            printf(
+                "epoch %3d  loss %.4f  test accuracy %.4f  %7.1f s  %9.0f samples/s  lr %.3g%s%s\n",
+                e + 1, ep->loss, acc, ep->wall_s, ep->samples_per_s, ep->lr,
+                decayed ? "  (loss on a plateau: lr decayed)" : "",
+                reached ? "  <- target reached" : "");
             fflush(stdout);
         }
         if (reached) /* every rank saw the same accuracy: all stop together */
@@ -254,7 +248,8 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
     }
     size_t elem = c->grad_dtype == COLLIE_FLOAT32 ? 4 : 2;
     /* The A6000 study's formula: (N / (B k)) x parameters x bytes per element. */
-    r->bytes_per_epoch_formula = (double)train.n / ((double)c->batch * ranks) * (double)m.nparams * (double)elem;
+    r->bytes_per_epoch_formula =
+        (double)train.n / ((double)c->batch * ranks) * (double)m.nparams * (double)elem;
     /* What this rank's gradient allreduces handed to its peers, per epoch of steps. */
     r->bytes_per_epoch_actual = iter ? grad_bytes / iter * steps_per_epoch : 0;
     r->weights = malloc(m.nparams * sizeof(float));
@@ -280,13 +275,15 @@ void train_print_summary(FILE *out, const struct train_config *c, const struct t
     fprintf(out, "Total samples/sec on %d rank(s): %.1f +- %.1f\n", r->ranks, r->throughput_mean,
             r->throughput_ci95);
     double it = r->compute_s_per_iter + r->comm_s_per_iter;
-    fprintf(out, "per iteration: compute %.3f ms, communication %.3f ms (%.0f%% of the step; "
-                 "comm/compute %.2f)\n",
+    fprintf(out,
+            "per iteration: compute %.3f ms, communication %.3f ms (%.0f%% of the step; "
+            "comm/compute %.2f)\n",
             r->compute_s_per_iter * 1e3, r->comm_s_per_iter * 1e3,
             it > 0 ? 100 * r->comm_s_per_iter / it : 0,
             r->compute_s_per_iter > 0 ? r->comm_s_per_iter / r->compute_s_per_iter : 0);
-    fprintf(out, "parameters %zu; bytes per epoch by the formula (N / (B k)) x params x %d B: %.3g; "
-                 "sent by collie (rank 0): %.3g\n",
+    fprintf(out,
+            "parameters %zu; bytes per epoch by the formula (N / (B k)) x params x %d B: %.3g; "
+            "sent by collie (rank 0): %.3g\n",
             r->nparams, c->grad_dtype == COLLIE_FLOAT32 ? 4 : 2, r->bytes_per_epoch_formula,
             r->bytes_per_epoch_actual);
     fprintf(out, "final test accuracy %.4f after %d epoch(s), %d steps\n", r->final_test_accuracy,
@@ -307,8 +304,9 @@ int train_write_csv(const char *path, const struct train_result *r)
         return -1;
     fprintf(f, "ranks,epoch,wall_s,train_loss,test_accuracy,samples_per_s,lr\n");
     for (int i = 0; i < r->epochs_run; i++)
-        fprintf(f, "%d,%d,%.3f,%.6f,%.6f,%.1f,%.6g\n", r->ranks, r->epoch[i].epoch, r->epoch[i].wall_s,
-                r->epoch[i].loss, r->epoch[i].test_accuracy, r->epoch[i].samples_per_s, r->epoch[i].lr);
+        fprintf(f, "%d,%d,%.3f,%.6f,%.6f,%.1f,%.6g\n", r->ranks, r->epoch[i].epoch,
+                r->epoch[i].wall_s, r->epoch[i].loss, r->epoch[i].test_accuracy,
+                r->epoch[i].samples_per_s, r->epoch[i].lr);
     return fclose(f) ? -1 : 0;
 }
 
@@ -319,8 +317,9 @@ int train_write_json(const char *path, const struct train_config *c, const struc
         return -1;
     fprintf(f, "{\n  \"epochs\": [");
     for (int i = 0; i < r->epochs_run; i++)
-        fprintf(f, "%s\n    {\"epoch\": %d, \"wall_s\": %.3f, \"train_loss\": %.6f, "
-                   "\"test_accuracy\": %.6f, \"samples_per_s\": %.1f, \"lr\": %.6g}",
+        fprintf(f,
+                "%s\n    {\"epoch\": %d, \"wall_s\": %.3f, \"train_loss\": %.6f, "
+                "\"test_accuracy\": %.6f, \"samples_per_s\": %.1f, \"lr\": %.6g}",
                 i ? "," : "", r->epoch[i].epoch, r->epoch[i].wall_s, r->epoch[i].loss,
                 r->epoch[i].test_accuracy, r->epoch[i].samples_per_s, r->epoch[i].lr);
     fprintf(f, "\n  ],\n  \"summary\": {\"ranks\": %d, \"target\": %g, ", r->ranks, c->target);
@@ -329,10 +328,11 @@ int train_write_json(const char *path, const struct train_config *c, const struc
                 r->epoch_to_target);
     else
         fprintf(f, "\"time_to_target_s\": null, \"epoch_to_target\": null, ");
-    fprintf(f, "\"final_test_accuracy\": %.6f, \"throughput_mean\": %.3f, \"throughput_ci95\": %.3f, "
-               "\"compute_s_per_iter\": %.6f, \"comm_s_per_iter\": %.6f, "
-               "\"bytes_per_epoch_formula\": %.0f, \"bytes_per_epoch_actual\": %.0f, "
-               "\"parameters\": %zu}\n}\n",
+    fprintf(f,
+            "\"final_test_accuracy\": %.6f, \"throughput_mean\": %.3f, \"throughput_ci95\": %.3f, "
+            "\"compute_s_per_iter\": %.6f, \"comm_s_per_iter\": %.6f, "
+            "\"bytes_per_epoch_formula\": %.0f, \"bytes_per_epoch_actual\": %.0f, "
+            "\"parameters\": %zu}\n}\n",
             r->final_test_accuracy, r->throughput_mean, r->throughput_ci95, r->compute_s_per_iter,
             r->comm_s_per_iter, r->bytes_per_epoch_formula, r->bytes_per_epoch_actual, r->nparams);
     return fclose(f) ? -1 : 0;

@@ -16,25 +16,25 @@
 struct train_config {
     int hidden[MLP_MAX_LAYERS - 1], nhidden; /* no hidden layer: logistic regression */
     float dropout;
-    const char *data;      /* MNIST-format directory */
+    const char *data;                 /* MNIST-format directory */
     const char *libsvm, *libsvm_test; /* LIBSVM files instead (test: else the last sixth) */
-    int synthetic;         /* > 0: a synthetic set of this many training samples instead */
-    int batch;             /* per rank */
+    int synthetic; /* > 0: a synthetic set of this many training samples instead */
+    int batch;     /* per rank */
     int epochs;
-    int max_steps;         /* > 0: stop after this many steps (tests) */
+    int max_steps; /* > 0: stop after this many steps (tests) */
     float lr;
-    int scale_lr;          /* linear scaling rule: lr x ranks */
-    int warmup_epochs;     /* linear warm-up of the learning rate */
-    float plateau_factor;  /* > 0: lr x factor when the training loss stops improving */
-    int plateau_patience;  /* epochs without improvement first */
+    int scale_lr;         /* linear scaling rule: lr x ranks */
+    int warmup_epochs;    /* linear warm-up of the learning rate */
+    float plateau_factor; /* > 0: lr x factor when the training loss stops improving */
+    int plateau_patience; /* epochs without improvement first */
     float min_lr;
     enum optim_kind optim;
     float momentum, weight_decay;
     int nesterov;
     collie_dtype grad_dtype; /* float32, or float16/bfloat16: compressed gradients */
-    float target;          /* test accuracy to time, and stop at; 0: none */
+    float target;            /* test accuracy to time, and stop at; 0: none */
     unsigned long long seed;
-    int quiet;             /* no per-epoch lines */
+    int quiet; /* no per-epoch lines */
 };
 
 struct train_epoch {

@@ -10,7 +10,6 @@
 #define COLLIE_ALGO_H
 
 #include <stdio.h>
-
 #include <string.h>
 
 #include "../core/comm.h"
@@ -30,7 +29,7 @@ typedef collie_status (*collie__algo_fn)(collie_comm *comm, const struct collie_
 enum collie__algo_scope { COLLIE_SCOPE_HOST, COLLIE_SCOPE_ANY };
 
 struct collie__algo {
-    const char *name;
+    enum collie__algo_id id; /* the name and the number on the wire (core/op.h) */
     enum collie__coll coll;
     enum collie__algo_scope scope;
     collie__algo_fn run;
@@ -73,9 +72,8 @@ static inline collie_status collie__average(void *buf, size_t count, collie_dtyp
 static inline unsigned char *collie__reduce_work(collie_comm *comm, const struct collie__op *op)
 {
     size_t bytes = op->count * op->elem_size;
-    unsigned char *work = comm->rank == op->root
-                              ? op->recvbuf
-                              : collie__scratch(comm, COLLIE_SCRATCH_WORK, bytes);
+    unsigned char *work =
+        comm->rank == op->root ? op->recvbuf : collie__scratch(comm, COLLIE_SCRATCH_WORK, bytes);
     if (work && op->sendbuf != work)
         memcpy(work, op->sendbuf, bytes);
     return work;
@@ -125,14 +123,15 @@ collie_status collie__select_init(collie_comm *comm);
 /* Fails INVALID_ARG if COLLIE_ALGO forces an algorithm this job's placement cannot run. */
 collie_status collie__select_check_hosts(collie_comm *comm);
 
-/* The algorithm for op: COLLIE_ALGO's, else the cost model's; logged once at INFO. */
+/*
+ * The algorithm for op: COLLIE_ALGO's, else the cost model's; logged once at
+ * INFO.  The caller puts its id in the call's descriptor.
+ */
 const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op);
 
-/* The same choice, without logging it: for tools that report which algorithm ran. */
-const struct collie__algo *collie__select_peek(const collie_comm *comm, const struct collie__op *op);
-
-/* The name of the algorithm with that table index (comm->cur_algo), for messages. */
-const char *collie__algo_name(unsigned id);
+/* The same choice, without logging it: for the tools' API (src/api/tools.c). */
+const struct collie__algo *collie__select_peek(const collie_comm *comm,
+                                               const struct collie__op *op);
 
 /* Prints every collective with its algorithms, for `collie info`. */
 void collie__algo_print(FILE *out);

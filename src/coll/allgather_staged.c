@@ -30,4 +30,3 @@ collie_status collie__allgather_staged(collie_comm *comm, const struct collie__o
     }
     return COLLIE_OK;
 }
-

@@ -22,8 +22,8 @@ collie_status collie__alltoall_pairwise(collie_comm *comm, const struct collie__
     memcpy(recv + (size_t)me * block, send + (size_t)me * block, block);
     for (int k = 1; k < n; k++) {
         int to = (me + k) % n, from = (me - k + n) % n;
-        collie_status st = collie__sendrecv(comm, to, send + (size_t)to * block, block, from,
-                                            recv + (size_t)from * block, block);
+        collie_status st = collie__xfer_sendrecv(comm, to, send + (size_t)to * block, block, from,
+                                                 recv + (size_t)from * block, block);
         if (st != COLLIE_OK)
             return st;
     }

@@ -29,4 +29,3 @@ collie_status collie__alltoall_staged(collie_comm *comm, const struct collie__op
     }
     return COLLIE_OK;
 }
-

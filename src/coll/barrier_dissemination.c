@@ -13,7 +13,8 @@ collie_status collie__barrier_dissemination(collie_comm *comm, const struct coll
     (void)op;
     const int n = comm->size, me = comm->rank;
     for (int k = 1; k < n; k <<= 1) {
-        collie_status st = collie__sendrecv(comm, (me + k) % n, NULL, 0, (me - k + n) % n, NULL, 0);
+        collie_status st =
+            collie__xfer_sendrecv(comm, (me + k) % n, NULL, 0, (me - k + n) % n, NULL, 0);
         if (st != COLLIE_OK)
             return st;
     }

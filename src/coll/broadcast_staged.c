@@ -29,4 +29,3 @@ collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__o
     }
     return COLLIE_OK;
 }
-

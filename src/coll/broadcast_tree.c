@@ -16,13 +16,13 @@ collie_status collie__broadcast_tree(collie_comm *comm, const struct collie__op 
     while (mask < n && !(vme & mask)) /* the lowest set bit of vme names the parent */
         mask <<= 1;
     if (vme) {
-        collie_status st = collie__xrecv(comm, ((vme - mask) + op->root) % n, buf, bytes);
+        collie_status st = collie__xfer_recv(comm, ((vme - mask) + op->root) % n, buf, bytes);
         if (st != COLLIE_OK)
             return st;
     }
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (vme + mask < n) {
-            collie_status st = collie__xsend(comm, (vme + mask + op->root) % n, buf, bytes);
+            collie_status st = collie__xfer_send(comm, (vme + mask + op->root) % n, buf, bytes);
             if (st != COLLIE_OK)
                 return st;
         }

@@ -34,8 +34,8 @@ collie_status collie__fold_in(collie_comm *comm, const struct collie__group *g,
     if (me >= 2 * f->extra)
         return COLLIE_OK;
     if (me % 2 == 0)
-        return collie__xsend(comm, g->rank[me + 1], buf, bytes);
-    collie_status st = collie__xrecv(comm, g->rank[me - 1], tmp, bytes);
+        return collie__xfer_send(comm, g->rank[me + 1], buf, bytes);
+    collie_status st = collie__xfer_recv(comm, g->rank[me - 1], tmp, bytes);
     const void *srcs[2] = {tmp, buf}; /* the lower member's data first */
     if (st == COLLIE_OK)
         collie__reduce(buf, srcs, 2, count, dtype, op, 1, 0);
@@ -48,6 +48,6 @@ collie_status collie__fold_out(collie_comm *comm, const struct collie__group *g,
     const int me = g->me;
     if (me >= 2 * f->extra)
         return COLLIE_OK;
-    return me % 2 ? collie__xsend(comm, g->rank[me - 1], buf, bytes)
-                  : collie__xrecv(comm, g->rank[me + 1], buf, bytes);
+    return me % 2 ? collie__xfer_send(comm, g->rank[me - 1], buf, bytes)
+                  : collie__xfer_recv(comm, g->rank[me + 1], buf, bytes);
 }

@@ -30,8 +30,7 @@ collie_status collie__oneshot(collie_comm *comm, const struct collie__op *op, in
             continue;
         for (int r = 0; r < n; r++)
             srcs[r] = collie__win_slot(comm, r, parity);
-        collie__reduce(recv + off * es, srcs, n, m, op->dtype, op->op, comm->size,
-                       op->stream_out);
+        collie__reduce(recv + off * es, srcs, n, m, op->dtype, op->op, comm->size, op->stream_out);
     }
     return COLLIE_OK;
 }

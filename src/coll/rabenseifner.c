@@ -51,8 +51,8 @@ collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__grou
         int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
         struct span keep = blocks_span(count, keep_lo, keep_hi, pof2);
         struct span give = blocks_span(count, give_lo, give_hi, pof2);
-        st = collie__sendrecv(comm, g->rank[partner], buf + give.at * es, give.n * es,
-                              g->rank[partner], tmp, keep.n * es);
+        st = collie__xfer_sendrecv(comm, g->rank[partner], buf + give.at * es, give.n * es,
+                                   g->rank[partner], tmp, keep.n * es);
         if (st != COLLIE_OK)
             break;
         unsigned char *mine = buf + keep.at * es;
@@ -69,8 +69,8 @@ collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__grou
         int other_lo = lo ^ d; /* the partner's range, beside ours */
         struct span mine = blocks_span(count, lo, hi, pof2);
         struct span other = blocks_span(count, other_lo, other_lo + d, pof2);
-        st = collie__sendrecv(comm, g->rank[partner], buf + mine.at * es, mine.n * es,
-                              g->rank[partner], buf + other.at * es, other.n * es);
+        st = collie__xfer_sendrecv(comm, g->rank[partner], buf + mine.at * es, mine.n * es,
+                                   g->rank[partner], buf + other.at * es, other.n * es);
         lo = lo < other_lo ? lo : other_lo;
         hi = lo + 2 * d;
     }

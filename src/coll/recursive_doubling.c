@@ -16,7 +16,7 @@ static collie_status combine(collie_comm *comm, int partner, int lower, unsigned
                              unsigned char *tmp, size_t count, collie_dtype dtype, collie_op op)
 {
     size_t bytes = count * collie__dtype_size(dtype);
-    collie_status st = collie__sendrecv(comm, partner, buf, bytes, partner, tmp, bytes);
+    collie_status st = collie__xfer_sendrecv(comm, partner, buf, bytes, partner, tmp, bytes);
     if (st != COLLIE_OK)
         return st;
     const void *srcs[2] = {lower ? buf : tmp, lower ? tmp : buf};

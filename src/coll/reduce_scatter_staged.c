@@ -25,10 +25,9 @@ collie_status collie__reduce_scatter_staged(collie_comm *comm, const struct coll
         if (st != COLLIE_OK)
             return st;
         for (int r = 0; r < n; r++)
-            srcs[r] = (const unsigned char *)collie__win_slot(comm, r, parity) + (size_t)me * m * es;
-        collie__reduce(recv + off * es, srcs, n, m, op->dtype, op->op, comm->size,
-                       op->stream_out);
+            srcs[r] =
+                (const unsigned char *)collie__win_slot(comm, r, parity) + (size_t)me * m * es;
+        collie__reduce(recv + off * es, srcs, n, m, op->dtype, op->op, comm->size, op->stream_out);
     }
     return COLLIE_OK;
 }
-

@@ -19,8 +19,8 @@
 #include "group.h"
 
 struct blocks {
-    size_t count;  /* allreduce: total elements split by collie__seg; else: elements per block */
-    int even;      /* blocks of `count` elements each */
+    size_t count; /* allreduce: total elements split by collie__seg; else: elements per block */
+    int even;     /* blocks of `count` elements each */
     size_t es;
 };
 
@@ -50,8 +50,9 @@ static collie_status reduce_scatter(collie_comm *comm, const struct collie__grou
     for (int s = 0; s < n - 1; s++) {
         int out = mod(me - s - 1, n), in = mod(me - s - 2, n);
         size_t in_len = block_len(b, in, n);
-        collie_status st = collie__sendrecv(comm, next, buf + block_lo(b, out, n) * b->es,
-                                            block_len(b, out, n) * b->es, prev, tmp, in_len * b->es);
+        collie_status st =
+            collie__xfer_sendrecv(comm, next, buf + block_lo(b, out, n) * b->es,
+                                  block_len(b, out, n) * b->es, prev, tmp, in_len * b->es);
         if (st != COLLIE_OK)
             return st;
         unsigned char *dst = buf + block_lo(b, in, n) * b->es;
@@ -70,10 +71,9 @@ static collie_status allgather(collie_comm *comm, const struct collie__group *g,
     const int next = g->rank[mod(me + 1, n)], prev = g->rank[mod(me - 1, n)];
     for (int s = 0; s < n - 1; s++) {
         int out = mod(me - s, n), in = mod(me - s - 1, n);
-        collie_status st = collie__sendrecv(comm, next, buf + block_lo(b, out, n) * b->es,
-                                            block_len(b, out, n) * b->es, prev,
-                                            buf + block_lo(b, in, n) * b->es,
-                                            block_len(b, in, n) * b->es);
+        collie_status st = collie__xfer_sendrecv(
+            comm, next, buf + block_lo(b, out, n) * b->es, block_len(b, out, n) * b->es, prev,
+            buf + block_lo(b, in, n) * b->es, block_len(b, in, n) * b->es);
         if (st != COLLIE_OK)
             return st;
     }
@@ -86,7 +86,8 @@ collie_status collie__ring_allreduce(collie_comm *comm, const struct collie__gro
     if (g->n == 1)
         return collie__average(buf, count, dtype, op, divisor);
     const struct blocks b = {count, 0, collie__dtype_size(dtype)};
-    unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, (count / (size_t)g->n + 1) * b.es);
+    unsigned char *tmp =
+        collie__scratch(comm, COLLIE_SCRATCH_TMP, (count / (size_t)g->n + 1) * b.es);
     if (!tmp)
         return comm->failed;
     collie_status st = reduce_scatter(comm, g, buf, tmp, &b, dtype, op, divisor);
@@ -104,7 +105,8 @@ collie_status collie__reduce_ring(collie_comm *comm, const struct collie__op *op
     struct collie__group g = collie__group_all(comm);
     const int n = comm->size, me = comm->rank;
     const struct blocks b = {op->count, 0, op->elem_size};
-    unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, (op->count / (size_t)n + 1) * b.es);
+    unsigned char *tmp =
+        collie__scratch(comm, COLLIE_SCRATCH_TMP, (op->count / (size_t)n + 1) * b.es);
     unsigned char *work = tmp ? collie__reduce_work(comm, op) : NULL;
     if (!work)
         return comm->failed;
@@ -112,11 +114,12 @@ collie_status collie__reduce_ring(collie_comm *comm, const struct collie__op *op
     if (st != COLLIE_OK)
         return st;
     if (me != op->root)
-        return collie__xsend(comm, op->root, work + block_lo(&b, me, n) * b.es,
-                             block_len(&b, me, n) * b.es);
+        return collie__xfer_send(comm, op->root, work + block_lo(&b, me, n) * b.es,
+                                 block_len(&b, me, n) * b.es);
     for (int r = 0; r < n && st == COLLIE_OK; r++)
         if (r != me)
-            st = collie__xrecv(comm, r, work + block_lo(&b, r, n) * b.es, block_len(&b, r, n) * b.es);
+            st = collie__xfer_recv(comm, r, work + block_lo(&b, r, n) * b.es,
+                                   block_len(&b, r, n) * b.es);
     return st;
 }
 

@@ -17,9 +17,9 @@
 #include "../transport/shm.h"
 #include "algo.h"
 
-#define ALPHA_S 0.5e-6      /* one sync, ranks <= cores */
-#define ALPHA_OVER_S 10e-6  /* one sync, oversubscribed */
-#define BETA_BPS 8e9        /* bytes per second one core copies or reduces */
+#define ALPHA_S 0.5e-6     /* one sync, ranks <= cores */
+#define ALPHA_OVER_S 10e-6 /* one sync, oversubscribed */
+#define BETA_BPS 8e9       /* bytes per second one core copies or reduces */
 
 /* From what every rank of the job knows alike (the busiest host), so all choose the same. */
 static double alpha(const collie_comm *comm)
@@ -27,7 +27,10 @@ static double alpha(const collie_comm *comm)
     return comm->hosts.max_local > comm->cpus ? ALPHA_OVER_S : ALPHA_S;
 }
 
-static double net_alpha(void) { return (double)collie__config_int(COLLIE_CFG_NET_LATENCY_US) * 1e-6; }
+static double net_alpha(void)
+{
+    return (double)collie__config_int(COLLIE_CFG_NET_LATENCY_US) * 1e-6;
+}
 static double net_beta(void) { return (double)collie__config_int(COLLIE_CFG_NET_BANDWIDTH); }
 
 static double log2_steps(int n)
@@ -68,7 +71,10 @@ static double cost_twoshot(const collie_comm *comm, const struct collie__op *op)
  * With L ranks per host (placed in blocks, as collie run and mpirun place
  * them), the exchanges at distances >= L all cross it at once.
  */
-static double fold_steps(const collie_comm *comm) { return (comm->size & (comm->size - 1)) ? 2 : 0; }
+static double fold_steps(const collie_comm *comm)
+{
+    return (comm->size & (comm->size - 1)) ? 2 : 0;
+}
 
 /* Flat ring: 2 (n-1) steps; one flow per host boundary carries 2 (n-1)/n of the data. */
 static double cost_ring(const collie_comm *comm, const struct collie__op *op)
@@ -132,39 +138,54 @@ static collie_status reduce_twoshot(collie_comm *c, const struct collie__op *op)
     return collie__twoshot(c, op, op->root);
 }
 
+/* The order is only that of `collie info`: what identifies an entry is (coll, id). */
 #define HOST COLLIE_SCOPE_HOST
 #define ANY COLLIE_SCOPE_ANY
+#define A(id) COLLIE__ALGO_##id
 static const struct collie__algo algos[] = {
-    {"oneshot", COLLIE_COLL_ALLREDUCE, HOST, allreduce_oneshot, cost_oneshot},
-    {"twoshot", COLLIE_COLL_ALLREDUCE, HOST, allreduce_twoshot, cost_twoshot},
-    {"ring", COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_ring, cost_ring},
-    {"rd", COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rd, cost_rd},
-    {"rabenseifner", COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rab, cost_rab},
-    {"hierarchical", COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_hierarchical, cost_hierarchical},
-    {"oneshot", COLLIE_COLL_REDUCE, HOST, reduce_oneshot, cost_oneshot},
-    {"twoshot", COLLIE_COLL_REDUCE, HOST, reduce_twoshot, cost_twoshot},
-    {"ring", COLLIE_COLL_REDUCE, ANY, collie__reduce_ring, cost_ring},
-    {"rd", COLLIE_COLL_REDUCE, ANY, collie__reduce_rd, cost_rd},
-    {"staged", COLLIE_COLL_BROADCAST, HOST, collie__broadcast_staged, NULL},
-    {"tree", COLLIE_COLL_BROADCAST, ANY, collie__broadcast_tree, NULL},
-    {"staged", COLLIE_COLL_ALLGATHER, HOST, collie__allgather_staged, NULL},
-    {"ring", COLLIE_COLL_ALLGATHER, ANY, collie__allgather_ring, NULL},
-    {"staged", COLLIE_COLL_REDUCE_SCATTER, HOST, collie__reduce_scatter_staged, NULL},
-    {"ring", COLLIE_COLL_REDUCE_SCATTER, ANY, collie__reduce_scatter_ring, NULL},
-    {"staged", COLLIE_COLL_ALLTOALL, HOST, collie__alltoall_staged, NULL},
-    {"pairwise", COLLIE_COLL_ALLTOALL, ANY, collie__alltoall_pairwise, NULL},
-    {"sync", COLLIE_COLL_BARRIER, HOST, collie__barrier_sync, NULL},
-    {"dissemination", COLLIE_COLL_BARRIER, ANY, collie__barrier_dissemination, NULL},
+    {A(ONESHOT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_oneshot, cost_oneshot},
+    {A(TWOSHOT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_twoshot, cost_twoshot},
+    {A(RING), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_ring, cost_ring},
+    {A(RD), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rd, cost_rd},
+    {A(RABENSEIFNER), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rab, cost_rab},
+    {A(HIERARCHICAL), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_hierarchical,
+     cost_hierarchical},
+    {A(ONESHOT), COLLIE_COLL_REDUCE, HOST, reduce_oneshot, cost_oneshot},
+    {A(TWOSHOT), COLLIE_COLL_REDUCE, HOST, reduce_twoshot, cost_twoshot},
+    {A(RING), COLLIE_COLL_REDUCE, ANY, collie__reduce_ring, cost_ring},
+    {A(RD), COLLIE_COLL_REDUCE, ANY, collie__reduce_rd, cost_rd},
+    {A(STAGED), COLLIE_COLL_BROADCAST, HOST, collie__broadcast_staged, NULL},
+    {A(TREE), COLLIE_COLL_BROADCAST, ANY, collie__broadcast_tree, NULL},
+    {A(STAGED), COLLIE_COLL_ALLGATHER, HOST, collie__allgather_staged, NULL},
+    {A(RING), COLLIE_COLL_ALLGATHER, ANY, collie__allgather_ring, NULL},
+    {A(STAGED), COLLIE_COLL_REDUCE_SCATTER, HOST, collie__reduce_scatter_staged, NULL},
+    {A(RING), COLLIE_COLL_REDUCE_SCATTER, ANY, collie__reduce_scatter_ring, NULL},
+    {A(STAGED), COLLIE_COLL_ALLTOALL, HOST, collie__alltoall_staged, NULL},
+    {A(PAIRWISE), COLLIE_COLL_ALLTOALL, ANY, collie__alltoall_pairwise, NULL},
+    {A(SYNC), COLLIE_COLL_BARRIER, HOST, collie__barrier_sync, NULL},
+    {A(DISSEMINATION), COLLIE_COLL_BARRIER, ANY, collie__barrier_dissemination, NULL},
 };
+#undef A
 #undef HOST
 #undef ANY
 #define N_ALGOS (int)(sizeof algos / sizeof algos[0])
 
+static const char *name_of(const struct collie__algo *a) { return collie__algo_name((int)a->id); }
+
+/* The entry of algorithm number id for coll, or NULL. */
+static const struct collie__algo *entry(int coll, int id)
+{
+    for (int i = 0; i < N_ALGOS; i++)
+        if ((int)algos[i].coll == coll && (int)algos[i].id == id)
+            return &algos[i];
+    return NULL;
+}
+
 static const struct collie__algo *find(int coll, const char *name, size_t len)
 {
     for (int i = 0; i < N_ALGOS; i++)
-        if ((int)algos[i].coll == coll && strlen(algos[i].name) == len &&
-            !strncmp(algos[i].name, name, len))
+        if ((int)algos[i].coll == coll && strlen(name_of(&algos[i])) == len &&
+            !strncmp(name_of(&algos[i]), name, len))
             return &algos[i];
     return NULL;
 }
@@ -184,7 +205,7 @@ static collie_status unknown(collie_comm *comm, const char *spec, const char *wh
     size_t used = 0;
     for (int i = 0; i < N_ALGOS && used < sizeof known; i++)
         used += (size_t)snprintf(known + used, sizeof known - used, "%s%s:%s", i ? ", " : "",
-                                 collie__coll_name(algos[i].coll), algos[i].name);
+                                 collie__coll_name(algos[i].coll), name_of(&algos[i]));
     return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
                         "COLLIE_ALGO='%s': no %.*s here; known algorithms: %s", spec, (int)len,
                         what, known);
@@ -199,7 +220,7 @@ static collie_status parse_item(collie_comm *comm, const char *spec, const char 
         for (int c = 0; c < COLLIE_COLL_COUNT; c++) {
             const struct collie__algo *a = find(c, item, len);
             if (a) {
-                comm->forced[c] = a;
+                comm->forced[c] = (uint8_t)a->id;
                 any = 1;
             }
         }
@@ -211,7 +232,7 @@ static collie_status parse_item(collie_comm *comm, const char *spec, const char 
     const struct collie__algo *a = find(coll, colon + 1, len - (size_t)(colon - item) - 1);
     if (!a)
         return unknown(comm, spec, item, len);
-    comm->forced[coll] = a;
+    comm->forced[coll] = (uint8_t)a->id;
     return COLLIE_OK;
 }
 
@@ -232,19 +253,20 @@ collie_status collie__select_init(collie_comm *comm)
 
 collie_status collie__select_check_hosts(collie_comm *comm)
 {
-    for (int c = 0; c < COLLIE_COLL_COUNT; c++)
-        if (comm->forced[c] && comm->forced[c]->scope == COLLIE_SCOPE_HOST && comm->nhosts > 1)
+    for (int c = 0; c < COLLIE_COLL_COUNT; c++) {
+        const struct collie__algo *a = entry(c, comm->forced[c]);
+        if (a && a->scope == COLLIE_SCOPE_HOST && comm->nhosts > 1)
             return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
                                 "COLLIE_ALGO forces %s:%s, which works within one host, but this "
                                 "job's ranks are on %d hosts",
-                                collie__coll_name((enum collie__coll)c), comm->forced[c]->name,
-                                comm->nhosts);
+                                collie__coll_name((enum collie__coll)c), name_of(a), comm->nhosts);
+    }
     return COLLIE_OK;
 }
 
 const struct collie__algo *collie__select_peek(const collie_comm *comm, const struct collie__op *op)
 {
-    const struct collie__algo *best = comm->forced[op->desc.coll];
+    const struct collie__algo *best = entry(op->desc.coll, comm->forced[op->desc.coll]);
     double best_cost = 0;
     enum collie__algo_scope scope = comm->nhosts > 1 ? COLLIE_SCOPE_ANY : COLLIE_SCOPE_HOST;
     for (int i = 0; !comm->forced[op->desc.coll] && i < N_ALGOS; i++) {
@@ -262,20 +284,15 @@ const struct collie__algo *collie__select_peek(const collie_comm *comm, const st
 const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op)
 {
     const struct collie__algo *best = collie__select_peek(comm, op);
-    comm->cur_algo = (uint8_t)(best - algos);
-    uint32_t bit = 1u << (best - algos);
+    uint32_t bit = 1u << best->id;
     if (!(comm->algo_logged[op->desc.coll] & bit)) {
         comm->algo_logged[op->desc.coll] |= bit;
-        COLLIE_INFO("coll", "%s of %zu bytes on %d ranks: %s (%s)", collie__coll_name(op->desc.coll),
-                    op->count * op->elem_size, comm->size, best->name,
+        COLLIE_INFO("coll", "%s of %zu bytes on %d ranks: %s (%s)",
+                    collie__coll_name(op->desc.coll), op->count * op->elem_size, comm->size,
+                    name_of(best),
                     comm->forced[op->desc.coll] ? "forced by COLLIE_ALGO" : "cost model");
     }
     return best;
-}
-
-const char *collie__algo_name(unsigned id)
-{
-    return id < (unsigned)N_ALGOS ? algos[id].name : "?";
 }
 
 void collie__algo_print(FILE *out)
@@ -286,9 +303,10 @@ void collie__algo_print(FILE *out)
             if ((int)algos[i].coll != c)
                 continue;
             if (printed++)
-                fprintf(out, ", %s", algos[i].name);
+                fprintf(out, ", %s", name_of(&algos[i]));
             else
-                fprintf(out, "  %-15s %s", collie__coll_name((enum collie__coll)c), algos[i].name);
+                fprintf(out, "  %-15s %s", collie__coll_name((enum collie__coll)c),
+                        name_of(&algos[i]));
         }
         if (printed)
             fputc('\n', out);

@@ -17,8 +17,9 @@ static inline size_t collie__block_window(const collie_comm *comm, size_t es)
 }
 
 /* Copies elements [off, off+m) of each of the n blocks of src into the slot, packed. */
-static inline void collie__stage_blocks(collie_comm *comm, unsigned parity, const unsigned char *src,
-                         size_t count, size_t off, size_t m, size_t es)
+static inline void collie__stage_blocks(collie_comm *comm, unsigned parity,
+                                        const unsigned char *src, size_t count, size_t off,
+                                        size_t m, size_t es)
 {
     unsigned char *slot = collie__win_slot(comm, comm->local_rank, parity);
     for (int b = 0; b < comm->local_size; b++)

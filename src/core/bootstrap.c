@@ -82,8 +82,8 @@ static collie_status recv_frame(collie_comm *comm, int fd, int peer, void *data,
         if (collie__sock_recv(fd, msg, n, comm->deadline_ns) != 0)
             msg[0] = 0;
         msg[n] = 0;
-        collie_status st = f.status < COLLIE_ERR_INTERNAL ? (collie_status)f.status
-                                                          : COLLIE_ERR_INTERNAL;
+        collie_status st =
+            f.status < COLLIE_ERR_INTERNAL ? (collie_status)f.status : COLLIE_ERR_INTERNAL;
         return collie__fail_from_peer(comm, st, msg);
     }
     if (f.len != len)
@@ -116,11 +116,14 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
         uint64_t handshake_deadline = collie__now_ns() + HANDSHAKE_NS;
         struct hello h;
         if (collie__auth_accept(fd, handshake_deadline) != 0 ||
-            collie__sock_recv(fd, &h, sizeof h, handshake_deadline) != 0 || h.magic != HELLO_MAGIC) {
+            collie__sock_recv(fd, &h, sizeof h, handshake_deadline) != 0 ||
+            h.magic != HELLO_MAGIC) {
             char peer[128];
             collie__sock_peer_name(fd, peer, sizeof peer);
-            COLLIE_WARN("bootstrap", "refused a connection from %s to %s:%d: it did not prove it "
-                        "knows COLLIE_TOKEN", peer, id->addr_host, id->addr_port);
+            COLLIE_WARN("bootstrap",
+                        "refused a connection from %s to %s:%d: it did not prove it "
+                        "knows COLLIE_TOKEN",
+                        peer, id->addr_host, id->addr_port);
             close(fd);
             continue;
         }

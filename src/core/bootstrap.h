@@ -28,6 +28,9 @@ struct collie__identity {
  */
 int collie__identity_from_env(struct collie__identity *id, char *err, size_t errlen);
 
+/* Whether any launcher's rank variable (those identity_from_env reads) is set. */
+int collie__identity_in_a_job(void);
+
 /*
  * Connects rank 0 with every other rank (rank 0 listens at the address, the
  * others retry until it does, within COLLIE_TIMEOUT).  A one-rank job needs

@@ -1,5 +1,6 @@
 /*
- * comm.c - creating and destroying communicators, and recording failures.
+ * comm.c - the communicator's core state: creating and freeing it, the host
+ * table, scratch, and recording failures.
  */
 #define _GNU_SOURCE
 #include "comm.h"
@@ -11,22 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../coll/algo.h"
-#include "../transport/net.h"
-#include "../transport/shm.h"
-#include "../transport/transport.h"
-#include "auth.h"
 #include "bootstrap.h"
 #include "config.h"
 #include "log.h"
-
-static char init_error[512];
-
-char *collie__init_error_buffer(size_t *len)
-{
-    *len = sizeof init_error;
-    return init_error;
-}
+#include "status.h"
 
 static int is_sticky(collie_status status)
 {
@@ -43,8 +32,8 @@ collie_status collie__fail(collie_comm *comm, collie_status status, const char *
     COLLIE_WARN("error", "%s: %s", collie__status_name(status), comm->last_error);
     if (is_sticky(status) && comm->failed == COLLIE_OK) {
         comm->failed = status;
-        collie__shm_abort(comm, status, comm->last_error);
-        collie__net_shutdown(comm); /* ranks on other hosts stop waiting for this one */
+        if (comm->on_fail)
+            comm->on_fail(comm, status, comm->last_error);
     }
     return status;
 }
@@ -59,13 +48,15 @@ collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, co
 }
 
 /* Groups ranks by host identity: host order is that of each host's lowest rank. */
-static collie_status find_hosts(collie_comm *comm, const struct collie__identity *id)
+collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, size_t id_len,
+                                      int launcher_local_rank, int launcher_local_size,
+                                      const char *launcher)
 {
     size_t n = (size_t)comm->size;
-    char *ids = malloc(n * COLLIE_HOST_ID_LEN);
+    char *ids = malloc(n * id_len);
     if (!ids)
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the host table");
-    collie_status st = collie__bootstrap_allgather(comm, id->host_id, ids, COLLIE_HOST_ID_LEN);
+    collie_status st = collie__bootstrap_allgather(comm, host_id, ids, id_len);
     if (st != COLLIE_OK) {
         free(ids);
         return st;
@@ -80,11 +71,11 @@ static collie_status find_hosts(collie_comm *comm, const struct collie__identity
     }
     comm->nhosts = 0;
     for (size_t r = 0; r < n; r++) {
-        const char *host = ids + r * COLLIE_HOST_ID_LEN;
+        const char *host = ids + r * id_len;
         identity[r] = (int)r;
         host_of[r] = -1;
         for (size_t q = 0; q < r && host_of[r] < 0; q++)
-            if (!strncmp(host, ids + q * COLLIE_HOST_ID_LEN, COLLIE_HOST_ID_LEN))
+            if (!strncmp(host, ids + q * id_len, id_len))
                 host_of[r] = host_of[q];
         if (host_of[r] < 0)
             host_of[r] = comm->nhosts++;
@@ -107,12 +98,13 @@ static collie_status find_hosts(collie_comm *comm, const struct collie__identity
     comm->local_to_global = ranks + start[me]; /* this host's ranks, in the table */
     comm->local_size = start[me + 1] - start[me];
     comm->local_rank = collie__local_index(comm, comm->rank);
-    if ((id->local_rank >= 0 && id->local_rank != comm->local_rank) ||
-        (id->local_size >= 0 && id->local_size != comm->local_size))
-        COLLIE_WARN("init", "the launcher (%s) says local rank %d of %d, but ranks sharing host "
-                    "'%s' make it %d of %d; using the latter",
-                    id->source, id->local_rank, id->local_size, id->host_id, comm->local_rank,
-                    comm->local_size);
+    if ((launcher_local_rank >= 0 && launcher_local_rank != comm->local_rank) ||
+        (launcher_local_size >= 0 && launcher_local_size != comm->local_size))
+        COLLIE_WARN("init",
+                    "the launcher (%s) says local rank %d of %d, but ranks sharing host "
+                    "'%.*s' make it %d of %d; using the latter",
+                    launcher, launcher_local_rank, launcher_local_size, (int)id_len, host_id,
+                    comm->local_rank, comm->local_size);
     return COLLIE_OK;
 }
 
@@ -138,12 +130,27 @@ void *collie__scratch(collie_comm *comm, enum collie__scratch_id id, size_t byte
     return comm->scratch[id];
 }
 
-static void destroy(collie_comm *comm)
+collie_comm *collie__comm_create(int rank, int size)
 {
-    collie__net_close(comm);
-    collie__shm_close(comm);
-    collie__bootstrap_close(comm);
-    free(comm->peer_transport);
+    collie_comm *comm = calloc(1, sizeof *comm);
+    if (!comm)
+        return NULL;
+    comm->rank = rank;
+    comm->size = size;
+    comm->timeout_s = collie__config_double(COLLIE_CFG_TIMEOUT);
+    comm->cpus = cpus_available();
+    comm->nt_min = (size_t)collie__config_int(COLLIE_CFG_NT_MIN);
+    comm->scratch_srcs = calloc((size_t)size, sizeof *comm->scratch_srcs);
+    if (!comm->scratch_srcs) {
+        free(comm);
+        return NULL;
+    }
+    collie__arm_deadline(comm);
+    return comm;
+}
+
+void collie__comm_free(collie_comm *comm)
+{
     free(comm->scratch_srcs);
     free(comm->scratch[0]);
     free(comm->scratch[1]);
@@ -152,103 +159,4 @@ static void destroy(collie_comm *comm)
     free(comm->hosts.ranks);
     free(comm->hosts.start);
     free(comm);
-}
-
-static collie_status init_fail(collie_comm *comm, collie_status status)
-{
-    snprintf(init_error, sizeof init_error, "%s", comm->last_error);
-    destroy(comm);
-    return status;
-}
-
-collie_status collie_init(collie_comm **out)
-{
-    if (!out) {
-        snprintf(init_error, sizeof init_error, "collie_init: comm (the output pointer) is NULL");
-        return COLLIE_ERR_INVALID_ARG;
-    }
-    *out = NULL;
-    collie_comm *comm = calloc(1, sizeof *comm);
-    if (!comm) {
-        snprintf(init_error, sizeof init_error, "collie_init: no memory for a communicator");
-        return COLLIE_ERR_NOMEM;
-    }
-    if (collie__config_load() != 0)
-        return init_fail(comm, collie__fail(comm, COLLIE_ERR_INVALID_ARG, "%s",
-                                            collie__config_error()));
-    struct collie__identity id;
-    char err[400];
-    if (collie__identity_from_env(&id, err, sizeof err) != 0)
-        return init_fail(comm, collie__fail(comm, COLLIE_ERR_INVALID_ARG, "%s", err));
-    comm->rank = id.rank;
-    comm->size = id.size;
-    comm->timeout_s = collie__config_double(COLLIE_CFG_TIMEOUT);
-    comm->cpus = cpus_available();
-    comm->nt_min = (size_t)collie__config_int(COLLIE_CFG_NT_MIN);
-    collie__log_set_rank(comm->rank);
-    collie__arm_deadline(comm);
-
-    if (comm->size > 1 && comm->rank == 0 && !collie__auth_has_token())
-        COLLIE_WARN("init", "COLLIE_TOKEN is not set: any process that reaches %s:%d can join "
-                    "this job or feed it data. `collie run` sets a random one; with other "
-                    "launchers export the same random COLLIE_TOKEN to every rank",
-                    id.addr_host, id.addr_port);
-    collie_status st = collie__select_init(comm);
-    if (st == COLLIE_OK)
-        st = collie__bootstrap_open(comm, &id);
-    if (st == COLLIE_OK)
-        st = find_hosts(comm, &id);
-    if (st == COLLIE_OK)
-        st = collie__select_check_hosts(comm);
-    if (st == COLLIE_OK)
-        st = collie__shm_open(comm);
-    if (st == COLLIE_OK)
-        st = collie__net_open(comm);
-    if (st == COLLIE_OK) {
-        comm->peer_transport = calloc((size_t)comm->size, sizeof *comm->peer_transport);
-        comm->scratch_srcs = calloc((size_t)comm->local_size, sizeof *comm->scratch_srcs);
-        if (!comm->peer_transport || !comm->scratch_srcs)
-            st = collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the peer table");
-    }
-    if (st != COLLIE_OK)
-        return init_fail(comm, st);
-    for (int r = 0; r < comm->size; r++)
-        comm->peer_transport[r] = &collie__tcp_transport;
-    for (int i = 0; i < comm->local_size; i++)
-        comm->peer_transport[comm->local_to_global[i]] = &collie__shm_transport;
-    COLLIE_INFO("init", "rank %d of %d (from %s), host '%s' (%d of %d): local rank %d of %d; "
-                "shm within the host%s", comm->rank, comm->size, id.source, id.host_id,
-                comm->hosts.host_of[comm->rank] + 1, comm->nhosts, comm->local_rank, comm->local_size,
-                comm->nhosts > 1 ? ", tcp to the others" : "");
-    *out = comm;
-    return COLLIE_OK;
-}
-
-collie_status collie_finalize(collie_comm *comm)
-{
-    if (comm)
-        destroy(comm);
-    return COLLIE_OK;
-}
-
-int collie_rank(const collie_comm *comm) { return comm ? comm->rank : -1; }
-int collie_size(const collie_comm *comm) { return comm ? comm->size : -1; }
-int collie_local_rank(const collie_comm *comm) { return comm ? comm->local_rank : -1; }
-int collie_local_size(const collie_comm *comm) { return comm ? comm->local_size : -1; }
-
-collie_status collie_get_counters(const collie_comm *comm, unsigned long long *ops,
-                                  unsigned long long *bytes_sent)
-{
-    if (!comm)
-        return COLLIE_ERR_INVALID_ARG;
-    if (ops)
-        *ops = comm->ops;
-    if (bytes_sent)
-        *bytes_sent = comm->bytes_sent;
-    return COLLIE_OK;
-}
-
-const char *collie_last_error(const collie_comm *comm)
-{
-    return comm ? comm->last_error : init_error;
 }

@@ -1,65 +1,73 @@
 /*
- * comm.h - the communicator (opaque outside the library) and the error
- * discipline every module follows: the function that first decides something
- * failed calls collie__fail(); callers only pass the status up.
+ * comm.h - the communicator's state (opaque outside the library) and the
+ * error discipline every module follows: the function that first decides
+ * something failed calls collie__fail(); callers only pass the status up.
+ *
+ * This is the lowest layer's view of a communicator: core owns the identity,
+ * host table, failure record, scratch and counters.  The transports' state
+ * (shm, net, the transport of each peer) hangs off it as opaque pointers that
+ * only src/transport/ looks into; a failure reaches the transports through
+ * the hook they register (on_fail), never by name.
  */
 #ifndef COLLIE_COMM_H
 #define COLLIE_COMM_H
 
 #include <stdint.h>
-#include <time.h>
 
+#include "clock.h"
 #include "collie.h"
 #include "op.h"
 
+/* Owned by the layers that define them; core only carries the pointers. */
 struct collie__bootstrap;
 struct collie__shm;
 struct collie__net;
 struct collie__transport;
-struct collie__algo;
+
+/*
+ * Called once, when the communicator first fails with a sticky status, so
+ * that the transports tell their peers at once (an abort record in shared
+ * memory, shut-down sockets).  msg is the formatted detail.
+ */
+typedef void (*collie__fail_hook)(collie_comm *comm, collie_status status, const char *msg);
+
+_Static_assert(COLLIE__ALGO_LIMIT <= 32, "algo_logged keeps one bit per algorithm number");
 
 struct collie_comm {
     int rank, size;
     int local_rank, local_size;
     int nhosts;
-    int cpus; /* CPUs this process may run on */
+    int cpus;             /* CPUs this process may run on */
     int *local_to_global; /* this host's ranks, indexed by local rank (in hosts.ranks) */
     struct {
-        int *identity;   /* [r] = r: the flat group */
-        int *host_of;    /* [r]: host index of rank r (hosts numbered by their lowest rank) */
-        int *ranks;      /* every rank, grouped by host: host h's are ranks[start[h] .. start[h+1]) */
-        int *start;      /* nhosts + 1 offsets into ranks */
-        int max_local;   /* most ranks on one host */
+        int *identity; /* [r] = r: the flat group */
+        int *host_of;  /* [r]: host index of rank r (hosts numbered by their lowest rank) */
+        int *ranks;    /* every rank, grouped by host: host h's are ranks[start[h] .. start[h+1]) */
+        int *start;    /* nhosts + 1 offsets into ranks */
+        int max_local; /* most ranks on one host */
     } hosts;
 
     struct collie__bootstrap *boot;
     struct collie__shm *shm;
-    struct collie__net *net; /* NULL on one host */
+    struct collie__net *net;                         /* NULL on one host */
     const struct collie__transport **peer_transport; /* indexed by global rank */
+    collie__fail_hook on_fail;                       /* set by the transport layer when it opens */
 
     double timeout_s;
-    size_t nt_min; /* COLLIE_NT_MIN: outputs this large bypass the caches; 0 never */
-    uint64_t deadline_ns;       /* of the bootstrap exchange in flight (waits in shm have their own) */
-    struct collie__op_desc cur; /* the call in flight */
-    uint32_t seq;               /* collectives completed so far */
-    uint8_t cur_algo;           /* the algorithm running cur (select.c's table index) */
-    uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm whose choice was logged */
-    const struct collie__algo *forced[COLLIE_COLL_COUNT]; /* by COLLIE_ALGO, else NULL */
-    const void **scratch_srcs; /* local_size pointers, for reduction sources */
+    size_t nt_min;        /* COLLIE_NT_MIN: outputs this large bypass the caches; 0 never */
+    uint64_t deadline_ns; /* of the bootstrap exchange in flight (waits in shm have their own) */
+    struct collie__op_desc cur;              /* the call in flight, its algorithm included */
+    uint32_t seq;                            /* collectives completed so far */
+    uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm number whose choice was logged */
+    uint8_t forced[COLLIE_COLL_COUNT];       /* by COLLIE_ALGO: an algorithm number, else NONE */
+    const void **scratch_srcs; /* size pointers (local_size used), for reduction sources */
     void *scratch[2];          /* collie__scratch() */
     size_t scratch_bytes[2];
 
     unsigned long long ops, bytes_sent; /* collie_get_counters */
-    collie_status failed; /* sticky status; COLLIE_OK while healthy */
+    collie_status failed;               /* sticky status; COLLIE_OK while healthy */
     char last_error[512];
 };
-
-static inline uint64_t collie__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Starts the deadline of a bootstrap exchange: now + COLLIE_TIMEOUT. */
 static inline void collie__arm_deadline(collie_comm *comm)
@@ -70,8 +78,8 @@ static inline void collie__arm_deadline(collie_comm *comm)
 /*
  * Records a failure decided here: formats the detail into last_error (logged
  * at WARN) and returns status.  Every status but INVALID_ARG and UNSUPPORTED
- * also fails the communicator, and tells the other ranks on this host so that
- * none of them waits for this one in vain.
+ * also fails the communicator and, the first time, calls comm->on_fail so
+ * that no peer waits for this rank in vain.
  */
 collie_status collie__fail(collie_comm *comm, collie_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -98,12 +106,27 @@ enum collie__scratch_id { COLLIE_SCRATCH_WORK, COLLIE_SCRATCH_TMP };
 void *collie__scratch(collie_comm *comm, enum collie__scratch_id id, size_t bytes);
 
 /* Algorithms and transports count what they hand to peers (collie_get_counters). */
-static inline void collie__count_sent(collie_comm *comm, size_t bytes) { comm->bytes_sent += bytes; }
+static inline void collie__count_sent(collie_comm *comm, size_t bytes)
+{
+    comm->bytes_sent += bytes;
+}
 
-/* "COLLIE_ERR_TIMEOUT", ...: the enumerator's name, for logs. */
-const char *collie__status_name(collie_status status);
+/*
+ * Creates a communicator's core state for `rank` of `size` (timeout, CPUs and
+ * tunables from the configuration); NULL when out of memory.
+ */
+collie_comm *collie__comm_create(int rank, int size);
 
-/* Where init failures are described when there is no communicator yet. */
-char *collie__init_error_buffer(size_t *len);
+/*
+ * Learns which ranks share a host (collective over the bootstrap): fills
+ * hosts, nhosts and the local rank and size.  Warns when the launcher's
+ * local rank or size (-1: not given) disagrees.
+ */
+collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, size_t id_len,
+                                      int launcher_local_rank, int launcher_local_size,
+                                      const char *launcher);
+
+/* Frees what core owns; the layers above must have closed their state first. */
+void collie__comm_free(collie_comm *comm);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * config.c - parses the configuration table (config.h) once per process.
- * This file is the only place in libcollie that reads COLLIE_* variables.
+ * With identity.c (the launchers' variables, COLLIE_RANK/SIZE/... among
+ * them), the only place in libcollie that reads the environment.
  */
 #include "config.h"
 
@@ -59,9 +60,21 @@ static int parse_size(const char *s, long long *out)
         return -1;
     unsigned shift = 0;
     switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
     }
     if (*end == 'B' || *end == 'b')
         end++;
@@ -121,6 +134,23 @@ static const char *type_hint(enum config_type t)
     return "?";
 }
 
+/*
+ * COLLIE_* variables that belong to the `collie` command (tools/), not to the
+ * library: a rank started by `collie run` inherits them, and must not warn.
+ */
+static const char *const tool_variables[] = {
+    "COLLIE_RSH", /* collie run -H: how to reach a host */
+};
+
+static int is_tool_variable(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof tool_variables / sizeof tool_variables[0]; i++)
+        if (strlen(tool_variables[i]) == len && !strncmp(tool_variables[i], name, len))
+            return 1;
+    /* COLLIE_TEST_* belongs to the test suite. */
+    return !strncmp(name, "COLLIE_TEST_", 12);
+}
+
 static void warn_unknown(void)
 {
     extern char **environ;
@@ -131,8 +161,7 @@ static void warn_unknown(void)
         int known = 0;
         for (int id = 0; id < COLLIE_CFG_COUNT && !known; id++)
             known = strlen(table[id].name) == len && !strncmp(table[id].name, *e, len);
-        /* COLLIE_TEST_* belongs to the test suite, not the library. */
-        if (!known && strncmp(*e, "COLLIE_TEST_", 12))
+        if (!known && !is_tool_variable(*e, len))
             COLLIE_WARN("config", "unknown variable %.*s is ignored (see `collie info --config`)",
                         (int)len, *e);
     }
@@ -146,8 +175,8 @@ static void load_once(void)
         if (parse_entry(id, cfg.raw[id]) == 0)
             continue;
         if (!cfg.failed)
-            snprintf(cfg.error, sizeof cfg.error, "%s='%s' is not %s", table[id].name,
-                     cfg.raw[id], type_hint(table[id].type));
+            snprintf(cfg.error, sizeof cfg.error, "%s='%s' is not %s", table[id].name, cfg.raw[id],
+                     type_hint(table[id].type));
         cfg.failed = 1;
         cfg.raw[id] = table[id].def;
         parse_entry(id, cfg.raw[id]);
@@ -192,6 +221,8 @@ void collie__config_print(FILE *out)
     fprintf(out, "%-20s %-10s %-8s %s\n", "variable", "value", "default", "meaning");
     for (int id = 0; id < COLLIE_CFG_COUNT; id++)
         fprintf(out, "%-20s %-10s %-8s %s\n", table[id].name,
-                !*cfg.raw[id] ? "-" : id == COLLIE_CFG_TOKEN ? "(set)" : cfg.raw[id], *table[id].def ? table[id].def : "-",
-                table[id].doc);
+                !*cfg.raw[id]            ? "-"
+                : id == COLLIE_CFG_TOKEN ? "(set)"
+                                         : cfg.raw[id],
+                *table[id].def ? table[id].def : "-", table[id].doc);
 }

@@ -8,42 +8,61 @@
 #include <stdio.h>
 
 /* X(id, type, default, meaning).  The variable is "COLLIE_" #id. */
+/* clang-format off: one row per variable reads better than the formatter's layout */
 #define COLLIE_CONFIG_TABLE(X)                                                                     \
-    X(RANK, INT, "", "this process's rank; set by `collie run` (else RANK, "                      \
-                     "OMPI_COMM_WORLD_RANK or SLURM_PROCID are read)")                             \
-    X(SIZE, INT, "", "number of ranks in the job; set by `collie run` (else WORLD_SIZE, "         \
-                     "OMPI_COMM_WORLD_SIZE or SLURM_NTASKS)")                                      \
-    X(LOCAL_RANK, INT, "", "rank within its host; informational, collie derives it from "         \
-                           "COLLIE_HOST at init and warns on disagreement")                        \
-    X(LOCAL_SIZE, INT, "", "ranks on this host; informational, derived like COLLIE_LOCAL_RANK")   \
-    X(ADDR, STRING, "", "host:port where rank 0 listens for the rendezvous (else "                \
-                        "MASTER_ADDR:MASTER_PORT); required when the job has more than one rank")  \
-    X(HOST, STRING, "", "host identity: ranks with the same value share memory (default: "        \
-                        "hostname and kernel boot id)")                                            \
-    X(TOKEN, STRING, "", "shared secret every rank proves it knows before it may join (HMAC "      \
-                         "challenge-response); `collie run` sets a random one; never printed")    \
-    X(SOCKET_IFNAME, STRING, "", "network interface whose address ranks listen on for each "      \
-                                 "other (default: the one that reaches the rendezvous)")        \
-    X(TCP_STREAMS, INT, "-1", "TCP connections per pair of ranks on different hosts; large "      \
-                              "messages are striped over them (-1: 4)")                          \
-    X(NET_LATENCY_US, INT, "20", "one message's latency between hosts, for the cost model that "  \
-                                 "chooses algorithms across hosts")                                \
-    X(NET_BANDWIDTH, SIZE, "1G", "bytes per second of one host's link, for that cost model")      \
-    X(TIMEOUT, SECONDS, "300", "seconds any wait may last (rendezvous, collective, send, recv) "   \
-                               "before the call fails with COLLIE_ERR_TIMEOUT")                    \
-    X(DEBUG, LEVEL, "WARN", "log level on stderr: NONE, WARN, INFO or TRACE")                     \
-    X(ALGO, STRING, "", "force algorithms: NAME, or COLL:NAME[,COLL:NAME...] "                    \
-                        "(e.g. allreduce:twoshot); `collie info` lists them")                      \
-    X(SHM_SLOT, SIZE, "256K", "bytes of each rank's shared-memory staging buffer (two per rank); " \
-                              "the chunk that large collectives pipeline through cache")           \
-    X(P2P_BUFFER, SIZE, "256K", "bytes of the shared-memory ring of each ordered pair of ranks "  \
-                                "for send/recv")                                                   \
-    X(SPIN_US, INT, "-1", "microseconds a waiting rank polls before yielding the CPU; -1: 50 "    \
-                          "when ranks <= cores on the host, else 0")                               \
-    X(YIELD_US, INT, "-1", "microseconds a waiting rank calls sched_yield before it sleeps on a " \
-                           "futex; -1: 1000 when ranks <= cores, else 2000")                        \
-    X(NT_MIN, SIZE, "8M", "outputs of at least this many bytes are written with non-temporal "     \
-                          "stores, which bypass the caches (0: never)")
+    X(RANK, INT, "",                                                                               \
+      "this process's rank; set by `collie run` (else RANK, "                                      \
+      "OMPI_COMM_WORLD_RANK or SLURM_PROCID are read)")                                            \
+    X(SIZE, INT, "",                                                                               \
+      "number of ranks in the job; set by `collie run` (else WORLD_SIZE, "                         \
+      "OMPI_COMM_WORLD_SIZE or SLURM_NTASKS)")                                                     \
+    X(LOCAL_RANK, INT, "",                                                                         \
+      "rank within its host; informational, collie derives it from "                               \
+      "COLLIE_HOST at init and warns on disagreement")                                             \
+    X(LOCAL_SIZE, INT, "", "ranks on this host; informational, derived like COLLIE_LOCAL_RANK")    \
+    X(ADDR, STRING, "",                                                                            \
+      "host:port where rank 0 listens for the rendezvous (else "                                   \
+      "MASTER_ADDR:MASTER_PORT); required when the job has more than one rank")                    \
+    X(HOST, STRING, "",                                                                            \
+      "host identity: ranks with the same value share memory (default: "                           \
+      "hostname and kernel boot id)")                                                              \
+    X(TOKEN, STRING, "",                                                                           \
+      "shared secret every rank proves it knows before it may join (HMAC "                         \
+      "challenge-response); `collie run` sets a random one; never printed")                        \
+    X(SOCKET_IFNAME, STRING, "",                                                                   \
+      "network interface whose address ranks listen on for each "                                  \
+      "other (default: the one that reaches the rendezvous)")                                      \
+    X(TCP_STREAMS, INT, "-1",                                                                      \
+      "TCP connections per pair of ranks on different hosts; large "                               \
+      "messages are striped over them (-1: 4)")                                                    \
+    X(NET_LATENCY_US, INT, "20",                                                                   \
+      "one message's latency between hosts, for the cost model that "                              \
+      "chooses algorithms across hosts")                                                           \
+    X(NET_BANDWIDTH, SIZE, "1G", "bytes per second of one host's link, for that cost model")       \
+    X(TIMEOUT, SECONDS, "300",                                                                     \
+      "seconds any wait may last (rendezvous, collective, send, recv) "                            \
+      "before the call fails with COLLIE_ERR_TIMEOUT")                                             \
+    X(DEBUG, LEVEL, "WARN", "log level on stderr: NONE, WARN, INFO or TRACE")                      \
+    X(ALGO, STRING, "",                                                                            \
+      "force algorithms: NAME, or COLL:NAME[,COLL:NAME...] "                                       \
+      "(e.g. allreduce:twoshot); `collie info` lists them")                                        \
+    X(SHM_SLOT, SIZE, "256K",                                                                      \
+      "bytes of each rank's shared-memory staging buffer (two per rank); "                         \
+      "the chunk that large collectives pipeline through cache")                                   \
+    X(P2P_BUFFER, SIZE, "256K",                                                                    \
+      "bytes of the shared-memory ring of each ordered pair of ranks "                             \
+      "for send/recv")                                                                             \
+    X(SPIN_US, INT, "-1",                                                                          \
+      "microseconds a waiting rank polls before yielding the CPU; -1: 50 "                         \
+      "when ranks <= cores on the host, else 0")                                                   \
+    X(YIELD_US, INT, "-1",                                                                         \
+      "microseconds a waiting rank calls sched_yield before it sleeps on a "                       \
+      "futex; -1: 1000 when ranks <= cores, else 2000")                                            \
+    X(NT_MIN, SIZE, "8M",                                                                          \
+      "outputs of at least this many bytes are written with non-temporal "                         \
+      "stores, which bypass the caches (0: never)")
+
+/* clang-format on */
 
 enum collie__config_id {
 #define COLLIE_CONFIG_ENUM(id, type, def, doc) COLLIE_CFG_##id,

@@ -53,8 +53,9 @@ static int parse_addr(const char *text, struct collie__identity *id, char *err, 
     }
     char *end = NULL;
     long port = colon ? strtol(colon + 1, &end, 10) : -1;
-    if (!colon || !host_end || host_end == host || (size_t)(host_end - host) >= sizeof id->addr_host ||
-        !end || *end || port <= 0 || port > 65535) {
+    if (!colon || !host_end || host_end == host ||
+        (size_t)(host_end - host) >= sizeof id->addr_host || !end || *end || port <= 0 ||
+        port > 65535) {
         snprintf(err, errlen, "%s='%s' is not host:port (e.g. 10.0.0.1:29500)", what, text);
         return -1;
     }
@@ -105,6 +106,14 @@ static void read_host_id(struct collie__identity *id)
     }
     boot[strcspn(boot, "\n")] = 0;
     snprintf(id->host_id, sizeof id->host_id, "%s/%.8s", name, boot);
+}
+
+int collie__identity_in_a_job(void)
+{
+    for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++)
+        if (getenv(launchers[i].rank))
+            return 1;
+    return 0;
 }
 
 int collie__identity_from_env(struct collie__identity *id, char *err, size_t errlen)

@@ -20,8 +20,8 @@ void collie__log(enum collie__log_level level, const char *subsys, const char *f
     if (!collie__log_enabled(level))
         return;
     char line[1024];
-    int n = snprintf(line, sizeof line, "collie[rank %d] %-5s %s: ", log_rank, names[level],
-                     subsys);
+    int n =
+        snprintf(line, sizeof line, "collie[rank %d] %-5s %s: ", log_rank, names[level], subsys);
     va_list ap;
     va_start(ap, fmt);
     n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);

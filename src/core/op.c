@@ -32,6 +32,27 @@ static const char *const op_names[] = {
 };
 #define N_OPS (int)(sizeof op_names / sizeof op_names[0])
 
+static const char *const algo_names[COLLIE__ALGO_LIMIT] = {[COLLIE__ALGO_NONE] = "none",
+#define COLLIE__ALGO_NAME(id, name, number) [number] = name,
+                                                           COLLIE__ALGO_MAP(COLLIE__ALGO_NAME)
+#undef COLLIE__ALGO_NAME
+};
+
+const char *collie__algo_name(int algo)
+{
+    static _Thread_local char buf[32];
+    if (algo >= 0 && algo < COLLIE__ALGO_LIMIT && algo_names[algo])
+        return algo_names[algo];
+    snprintf(buf, sizeof buf, "algo(%d)", algo);
+    return buf;
+}
+
+int collie__desc_equal(const struct collie__op_desc *a, const struct collie__op_desc *b)
+{
+    return a->seq == b->seq && a->coll == b->coll && a->dtype == b->dtype && a->op == b->op &&
+           a->algo == b->algo && a->root == b->root && a->count == b->count;
+}
+
 const char *collie__coll_name(enum collie__coll coll)
 {
     return (unsigned)coll < COLLIE_COLL_COUNT ? coll_names[coll] : "collective(?)";
@@ -65,9 +86,7 @@ void collie__op_describe(const struct collie__op_desc *d, char *buf, size_t len)
     const char *coll = collie__coll_name((enum collie__coll)d->coll);
     const char *dt = collie__dtype_name(d->dtype);
     switch (d->coll) {
-    case COLLIE_COLL_BARRIER:
-        snprintf(buf, len, "%s()", coll);
-        break;
+    case COLLIE_COLL_BARRIER: snprintf(buf, len, "%s()", coll); break;
     case COLLIE_COLL_ALLREDUCE:
     case COLLIE_COLL_REDUCE_SCATTER:
         snprintf(buf, len, "%s(count=%llu, %s, %s)", coll, (unsigned long long)d->count, dt,
@@ -86,7 +105,6 @@ void collie__op_describe(const struct collie__op_desc *d, char *buf, size_t len)
         snprintf(buf, len, "%s(count=%llu, %s, peer=%d)", coll, (unsigned long long)d->count, dt,
                  (int)d->root);
         break;
-    default:
-        snprintf(buf, len, "%s(count=%llu, %s)", coll, (unsigned long long)d->count, dt);
+    default: snprintf(buf, len, "%s(count=%llu, %s)", coll, (unsigned long long)d->count, dt);
     }
 }

@@ -23,17 +23,46 @@ enum collie__coll {
     COLLIE_COLL_COUNT
 };
 
+/*
+ * The algorithms, by name, with the number that stands for each on the wire
+ * and in shared memory: X(ID, "name", number).  Numbers are part of the
+ * protocol between builds: never reuse or renumber one, only append.  One
+ * name may serve several collectives (allreduce:ring, reduce:ring): the
+ * collective travels beside it.
+ */
+#define COLLIE__ALGO_MAP(X)                                                                        \
+    X(ONESHOT, "oneshot", 1)                                                                       \
+    X(TWOSHOT, "twoshot", 2)                                                                       \
+    X(RING, "ring", 3)                                                                             \
+    X(RD, "rd", 4)                                                                                 \
+    X(RABENSEIFNER, "rabenseifner", 5)                                                             \
+    X(HIERARCHICAL, "hierarchical", 6)                                                             \
+    X(STAGED, "staged", 7)                                                                         \
+    X(TREE, "tree", 8)                                                                             \
+    X(PAIRWISE, "pairwise", 9)                                                                     \
+    X(SYNC, "sync", 10)                                                                            \
+    X(DISSEMINATION, "dissemination", 11)
+
+enum collie__algo_id {
+    COLLIE__ALGO_NONE = 0, /* send/recv, and calls that run no algorithm */
+#define COLLIE__ALGO_ENUM(id, name, number) COLLIE__ALGO_##id = number,
+    COLLIE__ALGO_MAP(COLLIE__ALGO_ENUM)
+#undef COLLIE__ALGO_ENUM
+        COLLIE__ALGO_LIMIT /* one past the highest number */
+};
+
 /* Fixed-size and pointer-free: it lives in shared memory and travels on the wire. */
 struct collie__op_desc {
     uint32_t seq; /* collectives completed before this one on the communicator */
     uint8_t coll; /* enum collie__coll */
     uint8_t dtype;
     uint8_t op;
-    uint8_t reserved;
+    uint8_t algo; /* enum collie__algo_id: ranks must agree on it */
     int32_t root; /* root, or peer for send/recv; -1 when unused */
-    uint32_t reserved2;
+    uint32_t pad; /* zero: the layout has no implicit padding */
     uint64_t count;
 };
+_Static_assert(sizeof(struct collie__op_desc) == 24, "the descriptor is shared between builds");
 
 /* A call in flight: the descriptor plus this rank's buffers. */
 struct collie__op {
@@ -56,6 +85,10 @@ const char *collie__dtype_name(int dtype);
 const char *collie__op_name(int op);
 /* Bytes per element, or 0 for an invalid dtype. */
 size_t collie__dtype_size(int dtype);
+/* "ring", ... or "algo(42)" for a number no algorithm has (never NULL). */
+const char *collie__algo_name(int algo);
+/* Whether two ranks' descriptors describe the same call (the algorithm included). */
+int collie__desc_equal(const struct collie__op_desc *a, const struct collie__op_desc *b);
 /* Writes e.g. "allreduce(count=1000, float32, sum)" into buf. */
 void collie__op_describe(const struct collie__op_desc *d, char *buf, size_t len);
 

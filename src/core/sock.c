@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "comm.h"
+#include "clock.h"
 
 static int wait_fd(int fd, short events, uint64_t deadline_ns)
 {
@@ -44,8 +44,8 @@ static struct addrinfo *resolve(const char *host, int port, int passive, char *e
 {
     char service[16];
     snprintf(service, sizeof service, "%d", port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = passive ? AI_PASSIVE : 0};
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = passive ? AI_PASSIVE : 0};
     struct addrinfo *res = NULL;
     int rc = getaddrinfo(host, service, &hints, &res);
     if (rc != 0) {

@@ -31,8 +31,8 @@ static inline float collie__half_to_float(uint16_t h)
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t bits = (uint32_t)(h & 0x7fffu) << 13; /* exponent and mantissa, in float position */
     uint32_t exp = bits & 0x0f800000u;
-    uint32_t normal = bits + 0x38000000u;          /* rebias 15 -> 127 */
-    uint32_t special = bits + 0x70000000u;         /* infinity and NaN: exponent 255 */
+    uint32_t normal = bits + 0x38000000u;  /* rebias 15 -> 127 */
+    uint32_t special = bits + 0x70000000u; /* infinity and NaN: exponent 255 */
     /* subnormal: the mantissa as a float with exponent -14, minus 2^-14 */
     uint32_t subnormal = collie__f2u(collie__u2f(bits + 0x38800000u) - collie__u2f(0x38800000u));
     uint32_t r = exp == 0x0f800000u ? special : exp == 0 ? subnormal : normal;

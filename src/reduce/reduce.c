@@ -58,10 +58,10 @@ static void store(void *dst, const void *block, size_t bytes, int stream)
             break;                                                                                 \
         }                                                                                          \
     }                                                                                              \
-    static void average_##NAME(T *restrict acc, size_t m, int divisor)                            \
+    static void average_##NAME(T *restrict acc, size_t m, int divisor)                             \
     {                                                                                              \
         for (size_t i = 0; i < m; i++)                                                             \
-            acc[i] = (T)(acc[i] / divisor); /* int divisor: no narrowing */                                                     \
+            acc[i] = (T)(acc[i] / divisor); /* int divisor: no narrowing */                        \
     }
 
 #define DEFINE_NATIVE(NAME, T, W)                                                                  \
@@ -147,8 +147,8 @@ static inline void f16_narrow_portable(uint16_t *restrict out, const float *rest
 #include <immintrin.h>
 
 __attribute__((target("avx,f16c"))) static void f16_widen_f16c(float *restrict out,
-                                                                const uint16_t *restrict in,
-                                                                size_t m)
+                                                               const uint16_t *restrict in,
+                                                               size_t m)
 {
     size_t i = 0;
     for (; i + 8 <= m; i += 8)
@@ -157,8 +157,7 @@ __attribute__((target("avx,f16c"))) static void f16_widen_f16c(float *restrict o
 }
 
 __attribute__((target("avx,f16c"))) static void f16_narrow_f16c(uint16_t *restrict out,
-                                                                 const float *restrict in,
-                                                                 size_t m)
+                                                                const float *restrict in, size_t m)
 {
     size_t i = 0;
     for (; i + 8 <= m; i += 8)
@@ -203,9 +202,9 @@ DEFINE_HALF(bf16, bf16_widen, bf16_narrow)
 typedef void (*reduce_fn)(void *, const void *const *, int, size_t, collie_op, int, int);
 
 static const reduce_fn kernels[] = {
-    [COLLIE_FLOAT32] = reduce_f32, [COLLIE_FLOAT64] = reduce_f64, [COLLIE_FLOAT16] = reduce_f16,
-    [COLLIE_BFLOAT16] = reduce_bf16, [COLLIE_INT8] = reduce_i8, [COLLIE_UINT8] = reduce_u8,
-    [COLLIE_INT32] = reduce_i32, [COLLIE_INT64] = reduce_i64,
+    [COLLIE_FLOAT32] = reduce_f32,   [COLLIE_FLOAT64] = reduce_f64, [COLLIE_FLOAT16] = reduce_f16,
+    [COLLIE_BFLOAT16] = reduce_bf16, [COLLIE_INT8] = reduce_i8,     [COLLIE_UINT8] = reduce_u8,
+    [COLLIE_INT32] = reduce_i32,     [COLLIE_INT64] = reduce_i64,
 };
 
 void collie__reduce(void *dst, const void *const *srcs, int nsrc, size_t count, collie_dtype dtype,

@@ -31,7 +31,7 @@
 #include "../core/config.h"
 #include "../core/log.h"
 #include "../core/sock.h"
-#include "xfer.h"
+#include "wire.h"
 
 #define HELLO_MAGIC 0x434c4e48u /* "CLNH" */
 #define DEFAULT_STREAMS 4
@@ -60,7 +60,8 @@ static collie_status ifname_addr(collie_comm *comm, const char *name, char *host
         if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
             continue;
         if (!strncmp(i->ifa_name, name, strlen(name))) {
-            inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, host, (socklen_t)len);
+            inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, host,
+                      (socklen_t)len);
             freeifaddrs(ifs);
             return COLLIE_OK;
         }
@@ -71,7 +72,8 @@ static collie_status ifname_addr(collie_comm *comm, const char *name, char *host
     freeifaddrs(ifs);
     return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
                         "COLLIE_SOCKET_IFNAME='%s': rank %d has no IPv4 interface of that name "
-                        "(it has: %s)", name, comm->rank, seen);
+                        "(it has: %s)",
+                        name, comm->rank, seen);
 }
 
 static collie_status listen_here(collie_comm *comm, int *listen_fd, struct endpoint *me)
@@ -81,8 +83,10 @@ static collie_status listen_here(collie_comm *comm, int *listen_fd, struct endpo
     if (*ifname)
         st = ifname_addr(comm, ifname, me->host, sizeof me->host);
     else if (collie__bootstrap_local_addr(comm, me->host, sizeof me->host) != 0)
-        st = collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d cannot tell its own address from the "
-                          "rendezvous; set COLLIE_SOCKET_IFNAME", comm->rank);
+        st = collie__fail(comm, COLLIE_ERR_SYSTEM,
+                          "rank %d cannot tell its own address from the "
+                          "rendezvous; set COLLIE_SOCKET_IFNAME",
+                          comm->rank);
     if (st != COLLIE_OK)
         return st;
     char err[256];
@@ -112,12 +116,16 @@ static collie_status connect_to(collie_comm *comm, int peer, const struct endpoi
         if (proof != 0)
             return collie__fail(comm, COLLIE_ERR_AUTH,
                                 "rank %d: rank %d at %s:%d did not complete the COLLIE_TOKEN "
-                                "handshake (%s)", comm->rank, peer, at->host, at->port,
-                                proof == -2 ? "its proof is wrong: another token?" : strerror(errno));
+                                "handshake (%s)",
+                                comm->rank, peer, at->host, at->port,
+                                proof == -2 ? "its proof is wrong: another token?"
+                                            : strerror(errno));
         struct hello h = {HELLO_MAGIC, comm->rank, comm->size, k};
         if (collie__sock_send(fd, &h, sizeof h, comm->deadline_ns) != 0)
-            return collie__fail(comm, COLLIE_ERR_PEER_LOST, "rank %d lost rank %d while "
-                                "connecting: %s", comm->rank, peer, strerror(errno));
+            return collie__fail(comm, COLLIE_ERR_PEER_LOST,
+                                "rank %d lost rank %d while "
+                                "connecting: %s",
+                                comm->rank, peer, strerror(errno));
     }
     return COLLIE_OK;
 }
@@ -133,7 +141,8 @@ static collie_status accept_from_above(collie_comm *comm, int listen_fd)
         if (collie__sock_accept(listen_fd, comm->deadline_ns, &fd) != 0)
             return collie__fail(comm, errno == ETIMEDOUT ? COLLIE_ERR_TIMEOUT : COLLIE_ERR_SYSTEM,
                                 "rank %d waited COLLIE_TIMEOUT=%.1f s for %d connection(s) from "
-                                "ranks on other hosts", comm->rank, comm->timeout_s, expected);
+                                "ranks on other hosts",
+                                comm->rank, comm->timeout_s, expected);
         uint64_t dl = collie__now_ns() + HANDSHAKE_NS;
         struct hello h;
         int ok = collie__auth_accept(fd, dl) == 0 && collie__sock_recv(fd, &h, sizeof h, dl) == 0 &&
@@ -143,8 +152,10 @@ static collie_status accept_from_above(collie_comm *comm, int listen_fd)
         if (!ok) {
             char peer[128];
             collie__sock_peer_name(fd, peer, sizeof peer);
-            COLLIE_WARN("net", "rank %d refused a connection from %s: it did not prove it knows "
-                        "COLLIE_TOKEN, or is no rank of this job", comm->rank, peer);
+            COLLIE_WARN("net",
+                        "rank %d refused a connection from %s: it did not prove it knows "
+                        "COLLIE_TOKEN, or is no rank of this job",
+                        comm->rank, peer);
             close(fd);
             continue;
         }
@@ -180,8 +191,10 @@ collie_status collie__net_open(collie_comm *comm)
     if (streams < 0)
         streams = DEFAULT_STREAMS;
     if (streams < 1 || streams > COLLIE_MAX_STREAMS)
-        return collie__fail(comm, COLLIE_ERR_INVALID_ARG, "COLLIE_TCP_STREAMS=%lld is outside "
-                            "[1, %d]", streams, COLLIE_MAX_STREAMS);
+        return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
+                            "COLLIE_TCP_STREAMS=%lld is outside "
+                            "[1, %d]",
+                            streams, COLLIE_MAX_STREAMS);
     struct collie__net *n = calloc(1, sizeof *n);
     size_t nfd = (size_t)comm->size * (size_t)(streams + 1);
     int *fds = malloc(nfd * sizeof *fds);
@@ -204,16 +217,20 @@ collie_status collie__net_open(collie_comm *comm)
         st = comm->failed ? comm->failed : COLLIE_ERR_INTERNAL;
     for (int r = 0; r < comm->size && st == COLLIE_OK; r++)
         if (!all[r].port)
-            st = collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d could not listen for its peers "
-                              "(its log says why)", r);
+            st = collie__fail(comm, COLLIE_ERR_SYSTEM,
+                              "rank %d could not listen for its peers "
+                              "(its log says why)",
+                              r);
     if (st == COLLIE_OK)
         st = connect_all(comm, all, listen_fd);
     if (listen_fd >= 0)
         close(listen_fd);
     free(all);
     if (st == COLLIE_OK)
-        COLLIE_INFO("net", "rank %d listens at %s:%d; %d host(s), %d TCP stream(s) per remote peer "
-                    "(+1 for send/recv)", comm->rank, me.host, me.port, comm->nhosts, n->streams);
+        COLLIE_INFO("net",
+                    "rank %d listens at %s:%d; %d host(s), %d TCP stream(s) per remote peer "
+                    "(+1 for send/recv)",
+                    comm->rank, me.host, me.port, comm->nhosts, n->streams);
     return st;
 }
 

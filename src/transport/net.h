@@ -7,7 +7,8 @@
  * stays far below a fast link's rate), and one more for collie_send/recv.
  * The higher rank connects; both ends prove they know COLLIE_TOKEN (auth.h)
  * before a connection joins.  Data sockets are non-blocking and driven by the
- * calling thread (xfer.c).
+ * calling thread (xfer.c).  Private to src/transport/: the table in tcp.c
+ * is the transport's face.
  */
 #ifndef COLLIE_NET_H
 #define COLLIE_NET_H
@@ -15,8 +16,8 @@
 #include "../core/comm.h"
 
 struct collie__net {
-    int streams;  /* collective connections per remote peer */
-    int *fd;      /* [peer * (streams + 1) + k]; k == streams: send/recv; -1: a local peer */
+    int streams;       /* collective connections per remote peer */
+    int *fd;           /* [peer * (streams + 1) + k]; k == streams: send/recv; -1: a local peer */
     size_t stripe_min; /* messages shorter than this use one stream */
 };
 

@@ -1,6 +1,7 @@
 /*
- * shm.c - the host's shared segment: creating and opening it, the staging
- * window with its per-round sync, and the abort record.
+ * shm.c - the shared-memory transport: the host's segment (creating and
+ * opening it), the staging window with its per-round sync, the abort record,
+ * and the transport's table.
  */
 #define _GNU_SOURCE
 #include "shm.h"
@@ -18,6 +19,7 @@
 #include "../core/config.h"
 #include "../core/log.h"
 #include "shm_layout.h"
+#include "transport.h"
 
 #define PAGE 4096u
 #define RING_TOTAL_MAX (64u << 20) /* all rings of a host together, at most */
@@ -121,11 +123,14 @@ static collie_status open_segment(collie_comm *comm, int leader_pid, int leader_
         return collie__fail(comm, COLLIE_ERR_SYSTEM, "mmap of %s failed: %s", path,
                             strerror(errno));
     const struct collie__shm_header *h = *base;
-    if (h->magic != COLLIE_SHM_MAGIC || h->nranks != (uint32_t)comm->local_size) {
+    if (h->magic != COLLIE_SHM_MAGIC || h->nranks != (uint32_t)comm->local_size ||
+        h->slot_bytes != m->slot_bytes || h->ring_bytes != m->ring_bytes ||
+        h->total_bytes != m->total) {
         munmap(*base, m->total);
         return collie__fail(comm, COLLIE_ERR_MISMATCH,
                             "rank %d's shared segment is not a collie segment for %d ranks of this "
-                            "version", comm->local_to_global[0], comm->local_size);
+                            "version with this rank's COLLIE_SHM_SLOT and COLLIE_P2P_BUFFER",
+                            comm->local_to_global[0], comm->local_size);
     }
     return COLLIE_OK;
 }
@@ -144,11 +149,18 @@ static void attach(struct collie__shm *s, void *base, int n, int me)
     atomic_store_explicit(&s->ctl[me].state, COLLIE_RANK_ALIVE, memory_order_release);
 }
 
-collie_status collie__shm_open(collie_comm *comm)
+/*
+ * Creates (host's lowest rank) or opens (the others) the host's segment.
+ * Collective over the bootstrap; comm's host layout must be known.
+ */
+static collie_status shm_transport_open(collie_comm *comm)
 {
     struct collie__shm *s = calloc(1, sizeof *s);
-    uint32_t *counters = calloc(2 * COLLIE_SHM_CHANNELS * (size_t)comm->local_size, sizeof *counters);
-    struct { int32_t pid, fd; } *all = calloc((size_t)comm->size, sizeof *all), mine;
+    uint32_t *counters =
+        calloc(2 * COLLIE_SHM_CHANNELS * (size_t)comm->local_size, sizeof *counters);
+    struct {
+        int32_t pid, fd;
+    } *all = calloc((size_t)comm->size, sizeof *all), mine;
     int32_t *ok = calloc((size_t)comm->size, sizeof *ok);
     if (!s || !counters || !all || !ok) {
         free(s), free(counters), free(all), free(ok);
@@ -165,11 +177,12 @@ collie_status collie__shm_open(collie_comm *comm)
     collie_status st = collie__bootstrap_allgather(comm, &mine, all, sizeof mine);
     if (st == COLLIE_OK && comm->local_rank != 0) {
         int leader = comm->local_to_global[0];
-        st = all[leader].fd < 0 ? collie__fail(comm, COLLIE_ERR_PEER_LOST,
-                                                "rank %d could not create this host's shared "
-                                                "segment (see its output)", leader)
-                                : open_segment(comm, all[leader].pid, all[leader].fd, &s->map,
-                                               &base);
+        st = all[leader].fd < 0
+                 ? collie__fail(comm, COLLIE_ERR_PEER_LOST,
+                                "rank %d could not create this host's shared "
+                                "segment (see its output)",
+                                leader)
+                 : open_segment(comm, all[leader].pid, all[leader].fd, &s->map, &base);
     } else if (st == COLLIE_OK && fd < 0) {
         st = comm->failed;
     }
@@ -197,8 +210,10 @@ collie_status collie__shm_open(collie_comm *comm)
     attach(s, base, comm->local_size, comm->local_rank);
     set_wait_policy(s, comm->local_size, comm->cpus);
     comm->shm = s;
-    COLLIE_INFO("shm", "%d ranks on this host, segment %zu bytes, slot %zu, ring %zu, spin %llu us, "
-                "yield %llu us", s->n, s->map.total, s->map.slot_bytes, s->map.ring_bytes,
+    COLLIE_INFO("shm",
+                "%d ranks on this host, segment %zu bytes, slot %zu, ring %zu, spin %llu us, "
+                "yield %llu us",
+                s->n, s->map.total, s->map.slot_bytes, s->map.ring_bytes,
                 (unsigned long long)s->spin_ns / 1000, (unsigned long long)s->yield_ns / 1000);
     return COLLIE_OK;
 }
@@ -213,7 +228,8 @@ static void wake_everyone(struct collie__shm *s)
     }
 }
 
-void collie__shm_close(collie_comm *comm)
+/* Marks this rank as gone (peers waiting on it fail fast) and unmaps. */
+static void shm_transport_close(collie_comm *comm)
 {
     struct collie__shm *s = comm->shm;
     if (!s)
@@ -226,7 +242,8 @@ void collie__shm_close(collie_comm *comm)
     comm->shm = NULL;
 }
 
-void collie__shm_abort(collie_comm *comm, collie_status status, const char *msg)
+/* Tells every rank on the host that this communicator failed. */
+static void shm_transport_abort(collie_comm *comm, collie_status status, const char *msg)
 {
     struct collie__shm *s = comm->shm;
     if (!s)
@@ -262,15 +279,10 @@ static collie_status compare_desc(collie_comm *comm, int peer)
 {
     const struct collie__op_desc *mine = &comm->cur;
     const struct collie__op_desc *theirs = &comm->shm->ctl[peer].desc[mine->seq & 1];
-    if (theirs->seq == mine->seq && theirs->coll == mine->coll && theirs->dtype == mine->dtype &&
-        theirs->op == mine->op && theirs->root == mine->root && theirs->count == mine->count)
+    if (collie__desc_equal(mine, theirs))
         return COLLIE_OK;
-    char a[160], b[160];
-    collie__op_describe(mine, a, sizeof a);
-    collie__op_describe(theirs, b, sizeof b);
-    return collie__fail(comm, COLLIE_ERR_MISMATCH,
-                        "rank %d called %s as collective #%u but rank %d called %s as #%u",
-                        comm->rank, a, mine->seq, comm->local_to_global[peer], b, theirs->seq);
+    struct collie__op_desc copy = *theirs; /* the peer may move on while we format */
+    return collie__wire_mismatch(comm, comm->local_to_global[peer], mine, &copy);
 }
 
 collie_status collie__win_sync(collie_comm *comm)
@@ -289,3 +301,21 @@ collie_status collie__win_sync(collie_comm *comm)
     s->check_desc = 0;
     return COLLIE_OK;
 }
+
+static int shm_transport_reaches(const collie_comm *comm, int peer)
+{
+    return comm->shm && collie__local_index(comm, peer) >= 0;
+}
+
+const struct collie__transport collie__shm_transport = {
+    .name = "shm",
+    .open = shm_transport_open,
+    .close = shm_transport_close,
+    .reaches = shm_transport_reaches,
+    .abort = shm_transport_abort,
+    .check = collie__shm_check_abort,
+    .stripes = collie__shm_xfer_stripes,
+    .progress = collie__shm_xfer_progress,
+    .pollfd = NULL, /* waits on futexes: wait() */
+    .wait = collie__shm_xfer_wait,
+};

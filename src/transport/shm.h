@@ -1,6 +1,8 @@
 /*
- * shm.h - the shared-memory transport: opening the host's segment, and the
- * staging "window" that host-local algorithms (src/coll/) work on.
+ * shm.h - what the algorithms (src/coll/) see of the shared-memory
+ * transport: the staging "window" that host-local algorithms work on.  The
+ * transport itself (its table, collie__shm_transport) is opened and driven
+ * through transport.h like any other.
  *
  * The window gives each local rank two staging buffers ("slots") of
  * collie__win_bytes() bytes, used alternately by successive rounds.  A round
@@ -17,28 +19,10 @@
 #include "../core/comm.h"
 
 /*
- * Creates (host's lowest rank) or opens (the others) the host's segment.
- * Collective over the bootstrap; comm's host layout must be known.
- */
-collie_status collie__shm_open(collie_comm *comm);
-
-/* Marks this rank as gone (peers waiting on it fail fast) and unmaps. */
-void collie__shm_close(collie_comm *comm);
-
-/*
  * Publishes this rank's descriptor of the collective about to run; the next
  * collie__win_sync() compares it with every peer's (COLLIE_ERR_MISMATCH).
  */
 void collie__shm_begin(collie_comm *comm, const struct collie__op_desc *desc);
-
-/*
- * Returns the failure another rank on the host recorded (adopting it as this
- * communicator's), or COLLIE_OK.  One load when healthy.
- */
-collie_status collie__shm_check_abort(collie_comm *comm);
-
-/* Tells every rank on the host that this communicator failed. */
-void collie__shm_abort(collie_comm *comm, collie_status status, const char *msg);
 
 /* Bytes of one staging slot. */
 size_t collie__win_bytes(const collie_comm *comm);

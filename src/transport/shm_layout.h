@@ -24,12 +24,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../core/op.h"
+#include "../core/comm.h"
+#include "wire.h"
 
-#define COLLIE_SHM_MAGIC 0x636f6c6c69650002ull /* "collie" + layout version */
+#define COLLIE_SHM_MAGIC 0x636f6c6c69650003ull /* "collie" + layout version */
 #define COLLIE_SHM_BLOCK 128
 
-enum collie__shm_channel { COLLIE_SHM_CH_USER, COLLIE_SHM_CH_COLL, COLLIE_SHM_CHANNELS };
+/* One set of rings per message channel of wire.h (collectives, user send/recv). */
+#define COLLIE_SHM_CHANNELS COLLIE_XFER_CHANNELS
 
 /*
  * A counter with one writer that others wait on: value only grows (mod 2^32);
@@ -133,19 +135,24 @@ void collie__flag_post(struct collie__flag *f, uint32_t value);
 /* Wakes every sleeper on the flag (used when aborting). */
 void collie__flag_wake_all(struct collie__flag *f);
 
-struct collie_comm;
 /*
  * Waits until f->value has reached target (wrap-safe), polling, then
  * yielding, then sleeping.  Fails with TIMEOUT past the call's deadline,
  * PEER_LOST if local rank `peer` has left or died, or the host's abort status
  * if any rank aborted.  `what` describes the wait for error messages.
  */
-collie_status collie__flag_wait(struct collie_comm *comm, struct collie__flag *f, uint32_t target,
+collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint32_t target,
                                 int peer, const char *what);
 
-struct collie__xfer;
-/* The collectives' channel (shm_xfer.c), for the transport's table in shm_p2p.c. */
+/*
+ * Returns the failure another rank on the host recorded (adopting it as this
+ * communicator's), or COLLIE_OK.  One load when healthy; OK before open.
+ */
+collie_status collie__shm_check_abort(collie_comm *comm);
+
+/* The message slots of the transport's table (shm_xfer.c); the table is in shm.c. */
 int collie__shm_xfer_stripes(const collie_comm *comm, int peer, size_t len);
 collie_status collie__shm_xfer_progress(collie_comm *comm, struct collie__xfer *x);
+collie_status collie__shm_xfer_wait(collie_comm *comm, const struct collie__xfer *x);
 
 #endif

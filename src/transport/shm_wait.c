@@ -19,12 +19,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../core/comm.h"
-#include "shm.h"
+#include "../core/log.h"
 #include "shm_layout.h"
 
 #define SLEEP_SLICE_NS 100000000ull /* liveness is re-checked this often */
-#define SPIN_FLOOR_NS 1000ull        /* the adaptive budget never drops below a probe */
+#define SPIN_FLOOR_NS 1000ull       /* the adaptive budget never drops below a probe */
 
 /*
  * The polling budget adapts: a wait that polling could not satisfy halves it
@@ -68,10 +67,7 @@ void collie__flag_post(struct collie__flag *f, uint32_t value)
         futex(&f->value, FUTEX_WAKE, INT_MAX, NULL);
 }
 
-void collie__flag_wake_all(struct collie__flag *f)
-{
-    futex(&f->value, FUTEX_WAKE, INT_MAX, NULL);
-}
+void collie__flag_wake_all(struct collie__flag *f) { futex(&f->value, FUTEX_WAKE, INT_MAX, NULL); }
 
 /* A zombie still answers kill(pid, 0); its state in /proc/<pid>/stat says 'Z'. */
 static int process_gone(pid_t pid)
@@ -94,6 +90,8 @@ static int process_gone(pid_t pid)
 
 collie_status collie__shm_check_abort(collie_comm *comm)
 {
+    if (!comm->shm)
+        return COLLIE_OK;
     struct collie__shm_header *h = comm->shm->hdr;
     uint32_t state = atomic_load_explicit(&h->abort_state, memory_order_acquire);
     if (state == COLLIE_ABORT_NONE)
@@ -146,6 +144,8 @@ static collie_status timed_out(collie_comm *comm, int peer, const char *what)
 static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint32_t target,
                                  int peer, const char *what, uint64_t deadline)
 {
+    COLLIE_TRACE("shm", "rank %d sleeps waiting for rank %d (%s)", comm->rank,
+                 comm->local_to_global[peer], what);
     for (;;) {
         collie_status st = collie__shm_check_abort(comm);
         if (st != COLLIE_OK)

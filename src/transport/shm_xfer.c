@@ -1,49 +1,66 @@
 /*
- * shm_xfer.c - collective messages (xfer.h) between ranks of one host: the
- * collectives' channel of per-pair byte rings, moved without blocking.  The
- * header and the payload travel as one byte stream; the receiver checks the
- * header before it copies payload out of the ring.
+ * shm_xfer.c - messages (wire.h) between ranks of one host: a byte ring per
+ * ordered pair and channel, moved without blocking.  The header and the
+ * payload travel as one byte stream; the receiver checks the header before
+ * it copies payload out of the ring.  Collectives and the user's send/recv
+ * take the same path on separate channels.
  */
 #include <string.h>
 
-#include "../core/comm.h"
 #include "shm.h"
 #include "shm_layout.h"
 #include "transport.h"
-#include "xfer.h"
 
 #define HDR sizeof(struct collie__wire)
 
+/* Copies up to n bytes of src into the ring at *head; returns how many went. */
+static size_t put(unsigned char *ring, uint32_t cap, uint32_t *head, uint32_t room,
+                  const unsigned char *src, size_t n)
+{
+    if (n > room)
+        n = room;
+    collie__ring_put(ring, cap, *head, src, n);
+    *head += (uint32_t)n;
+    return n;
+}
+
+/*
+ * Fills what room there is, posting every quarter ring so that the receiver
+ * starts copying out while this rank still copies in.
+ */
 static void push(collie_comm *comm, struct collie__xfer *x, int to)
 {
     struct collie__shm *s = comm->shm;
-    struct collie__chan *c = collie__shm_chan(s, COLLIE_SHM_CH_COLL, s->me, to);
-    unsigned char *ring = collie__shm_ring(s, COLLIE_SHM_CH_COLL, s->me, to);
-    uint32_t cap = (uint32_t)s->map.ring_bytes, *head = &s->sent[COLLIE_SHM_CH_COLL * s->n + to];
+    struct collie__chan *c = collie__shm_chan(s, (int)x->chan, s->me, to);
+    unsigned char *ring = collie__shm_ring(s, (int)x->chan, s->me, to);
+    uint32_t cap = (uint32_t)s->map.ring_bytes, *head = &s->sent[x->chan * (unsigned)s->n + to];
     struct collie__xfer_stripe *st = &x->st[0];
-    uint32_t room = cap - (*head - atomic_load_explicit(&c->tail.value, memory_order_acquire));
-    if (!room)
-        return;
-    if (st->hdr_done < HDR) {
-        size_t n = HDR - st->hdr_done < room ? HDR - st->hdr_done : room;
-        collie__ring_put(ring, cap, *head, (const unsigned char *)&x->hdr[0] + st->hdr_done, n);
-        st->hdr_done += n, *head += (uint32_t)n, room -= (uint32_t)n;
+    for (;;) {
+        uint32_t room = cap - (*head - atomic_load_explicit(&c->tail.value, memory_order_acquire));
+        if (room > cap / 4)
+            room = cap / 4;
+        if (!room || collie__xfer_stripe_done(x, 0))
+            return;
+        if (st->hdr_done < HDR) {
+            size_t n = put(ring, cap, head, room, (const unsigned char *)&x->hdr[0] + st->hdr_done,
+                           HDR - st->hdr_done);
+            st->hdr_done += n, room -= (uint32_t)n;
+        }
+        if (st->hdr_done == HDR && st->done < st->len && room) {
+            size_t n = put(ring, cap, head, room, x->buf + st->done, st->len - st->done);
+            st->done += n;
+            collie__count_sent(comm, n);
+        }
+        collie__flag_post(&c->head, *head);
     }
-    if (st->hdr_done == HDR && st->done < st->len && room) {
-        size_t n = st->len - st->done < room ? st->len - st->done : room;
-        collie__ring_put(ring, cap, *head, x->buf + st->done, n);
-        st->done += n, *head += (uint32_t)n;
-        collie__count_sent(comm, n);
-    }
-    collie__flag_post(&c->head, *head);
 }
 
 static collie_status pull(collie_comm *comm, struct collie__xfer *x, int from)
 {
     struct collie__shm *s = comm->shm;
-    struct collie__chan *c = collie__shm_chan(s, COLLIE_SHM_CH_COLL, from, s->me);
-    const unsigned char *ring = collie__shm_ring(s, COLLIE_SHM_CH_COLL, from, s->me);
-    uint32_t cap = (uint32_t)s->map.ring_bytes, *tail = &s->rcvd[COLLIE_SHM_CH_COLL * s->n + from];
+    struct collie__chan *c = collie__shm_chan(s, (int)x->chan, from, s->me);
+    const unsigned char *ring = collie__shm_ring(s, (int)x->chan, from, s->me);
+    uint32_t cap = (uint32_t)s->map.ring_bytes, *tail = &s->rcvd[x->chan * (unsigned)s->n + from];
     struct collie__xfer_stripe *st = &x->st[0];
     uint32_t avail = atomic_load_explicit(&c->head.value, memory_order_acquire) - *tail;
     if (!avail)
@@ -54,7 +71,7 @@ static collie_status pull(collie_comm *comm, struct collie__xfer *x, int from)
         st->hdr_done += n, *tail += (uint32_t)n, avail -= (uint32_t)n;
         if (st->hdr_done == HDR) {
             collie__flag_post(&c->tail, *tail);
-            collie_status bad = collie__xfer_check(comm, x, 0);
+            collie_status bad = collie__wire_check(comm, x, 0);
             if (bad != COLLIE_OK)
                 return bad;
         }
@@ -91,13 +108,12 @@ collie_status collie__shm_xfer_wait(collie_comm *comm, const struct collie__xfer
 {
     struct collie__shm *s = comm->shm;
     int peer = collie__local_index(comm, x->peer);
+    size_t at = x->chan * (size_t)s->n + (size_t)peer;
     if (x->send) {
-        struct collie__chan *c = collie__shm_chan(s, COLLIE_SHM_CH_COLL, s->me, peer);
-        uint32_t head = s->sent[COLLIE_SHM_CH_COLL * s->n + peer];
-        return collie__flag_wait(comm, &c->tail, head - (uint32_t)s->map.ring_bytes + 1, peer,
-                                 "room in its ring");
+        struct collie__chan *c = collie__shm_chan(s, (int)x->chan, s->me, peer);
+        return collie__flag_wait(comm, &c->tail, s->sent[at] - (uint32_t)s->map.ring_bytes + 1,
+                                 peer, "room in its ring");
     }
-    struct collie__chan *c = collie__shm_chan(s, COLLIE_SHM_CH_COLL, peer, s->me);
-    return collie__flag_wait(comm, &c->head, s->rcvd[COLLIE_SHM_CH_COLL * s->n + peer] + 1, peer,
-                             "its message");
+    struct collie__chan *c = collie__shm_chan(s, (int)x->chan, peer, s->me);
+    return collie__flag_wait(comm, &c->head, s->rcvd[at] + 1, peer, "its message");
 }

@@ -12,7 +12,6 @@
 
 #include "net.h"
 #include "transport.h"
-#include "xfer.h"
 
 #define HDR sizeof(struct collie__wire)
 #define SMALL_MSG 4096 /* received with their header in one recv() */
@@ -26,8 +25,7 @@ static collie_status lost(collie_comm *comm, const struct collie__xfer *x, const
 {
     return collie__fail(comm, COLLIE_ERR_PEER_LOST,
                         "rank %d lost its connection to rank %d (another host) during %s #%u: %s",
-                        comm->rank, x->peer, collie__coll_name(comm->cur.coll), comm->cur.seq,
-                        why);
+                        comm->rank, x->peer, collie__coll_name(comm->cur.coll), comm->cur.seq, why);
 }
 
 static collie_status send_stripe(collie_comm *comm, struct collie__xfer *x, int k)
@@ -38,7 +36,8 @@ static collie_status send_stripe(collie_comm *comm, struct collie__xfer *x, int 
         struct iovec iov[2];
         int n = 0;
         if (st->hdr_done < HDR)
-            iov[n++] = (struct iovec){(unsigned char *)&x->hdr[k] + st->hdr_done, HDR - st->hdr_done};
+            iov[n++] =
+                (struct iovec){(unsigned char *)&x->hdr[k] + st->hdr_done, HDR - st->hdr_done};
         if (st->done < st->len)
             iov[n++] = (struct iovec){x->buf + st->off + st->done, st->len - st->done};
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
@@ -77,7 +76,7 @@ static int recv_small(collie_comm *comm, struct collie__xfer *x, int k, int fd, 
     s->hdr_done = h;
     *st = COLLIE_OK;
     if (h == HDR) {
-        *st = collie__xfer_check(comm, x, k);
+        *st = collie__wire_check(comm, x, k);
         if (*st == COLLIE_OK && (size_t)got > HDR) {
             memcpy(x->buf + s->off, bounce + HDR, (size_t)got - HDR);
             s->done = (size_t)got - HDR;
@@ -95,8 +94,8 @@ static collie_status recv_stripe(collie_comm *comm, struct collie__xfer *x, int 
         return small;
     while (!collie__xfer_stripe_done(x, k)) {
         int header = st->hdr_done < HDR;
-        unsigned char *to = header ? (unsigned char *)&x->hdr[k] + st->hdr_done
-                                   : x->buf + st->off + st->done;
+        unsigned char *to =
+            header ? (unsigned char *)&x->hdr[k] + st->hdr_done : x->buf + st->off + st->done;
         size_t want = header ? HDR - st->hdr_done : st->len - st->done;
         ssize_t got = recv(fd, to, want, MSG_DONTWAIT);
         if (got == 0)
@@ -114,7 +113,7 @@ static collie_status recv_stripe(collie_comm *comm, struct collie__xfer *x, int 
         }
         st->hdr_done += (size_t)got;
         if (st->hdr_done == HDR) {
-            collie_status bad = collie__xfer_check(comm, x, k);
+            collie_status bad = collie__wire_check(comm, x, k);
             if (bad != COLLIE_OK)
                 return bad;
         }
@@ -142,34 +141,38 @@ static collie_status tcp_progress(collie_comm *comm, struct collie__xfer *x)
     return COLLIE_OK;
 }
 
-void collie__tcp_pollfd(const collie_comm *comm, const struct collie__xfer *x, int k,
-                        struct pollfd *p)
+static void tcp_pollfd(const collie_comm *comm, const struct collie__xfer *x, int k,
+                       struct pollfd *p)
 {
     *p = (struct pollfd){.fd = stripe_fd(comm, x, k), .events = x->send ? POLLOUT : POLLIN};
 }
 
-static collie_status tcp_send(collie_comm *comm, int peer, const void *buf,
-                              const struct collie__op_desc *desc)
+static int tcp_reaches(const collie_comm *comm, int peer)
 {
-    struct collie__xfer x;
-    collie__xfer_init(comm, &x, peer, 1, buf, desc->count * collie__dtype_size(desc->dtype),
-                      COLLIE_XFER_USER);
-    return collie__xfer_run(comm, &x, 1);
+    return comm->net && collie__local_index(comm, peer) < 0;
 }
 
-static collie_status tcp_recv(collie_comm *comm, int peer, void *buf,
-                              const struct collie__op_desc *desc)
+static void tcp_abort(collie_comm *comm, collie_status status, const char *msg)
 {
-    struct collie__xfer x;
-    collie__xfer_init(comm, &x, peer, 0, buf, desc->count * collie__dtype_size(desc->dtype),
-                      COLLIE_XFER_USER);
-    return collie__xfer_run(comm, &x, 1);
+    (void)status, (void)msg;
+    collie__net_shutdown(comm); /* ranks on other hosts see the connections end at once */
+}
+
+static collie_status tcp_check(collie_comm *comm)
+{
+    (void)comm; /* a peer's failure shows as an ended connection, in progress() */
+    return COLLIE_OK;
 }
 
 const struct collie__transport collie__tcp_transport = {
     .name = "tcp",
-    .send = tcp_send,
-    .recv = tcp_recv,
+    .open = collie__net_open,
+    .close = collie__net_close,
+    .reaches = tcp_reaches,
+    .abort = tcp_abort,
+    .check = tcp_check,
     .stripes = tcp_stripes,
     .progress = tcp_progress,
+    .pollfd = tcp_pollfd,
+    .wait = NULL, /* waits in the engine's poll(): pollfd() */
 };

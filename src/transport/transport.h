@@ -1,43 +1,75 @@
 /*
- * transport.h - the point-to-point interface every transport implements
- * (shared memory within a host, TCP across hosts).  Algorithms reach peers
- * only through it, through the message engine built on it (xfer.h), or
- * through the shared-memory window (shm.h); never through sockets or mmap.
+ * transport.h - the interface every transport implements (shared memory
+ * within a host, TCP across hosts), and the registry that opens them and
+ * gives each peer its transport.
+ *
+ * A transport is a table of functions, filled with designated initializers.
+ * The layers above never name a transport: the message engine (xfer.h)
+ * moves and waits through these slots, and a failure reaches the transports
+ * through the hook the registry installs in the communicator (on_fail).
+ * Algorithms reach peers only through the engine or the shared-memory
+ * window (shm.h); never through sockets or mmap.
  */
 #ifndef COLLIE_TRANSPORT_H
 #define COLLIE_TRANSPORT_H
 
 #include <poll.h>
 
-#include "../core/comm.h"
-
-struct collie__xfer;
+#include "wire.h"
 
 struct collie__transport {
     const char *name;
-    /* Sends desc->count elements of buf to global rank peer; blocks until buffered. */
-    collie_status (*send)(collie_comm *comm, int peer, const void *buf,
-                          const struct collie__op_desc *desc);
     /*
-     * Receives one message from peer into buf; the sender's count and dtype
-     * must equal desc's (COLLIE_ERR_MISMATCH otherwise, and buf is untouched).
+     * Sets up the transport's state for comm.  Collective over the
+     * bootstrap: every rank opens every transport, in the registry's order,
+     * even one it will not use, so that a failure anywhere fails all at once.
      */
-    collie_status (*recv)(collie_comm *comm, int peer, void *buf,
-                          const struct collie__op_desc *desc);
-    /* How many stripes a message of len bytes to or from peer takes (xfer.h). */
+    collie_status (*open)(collie_comm *comm);
+    /* Tears it down (peers see this rank leave); safe when open failed or never ran. */
+    void (*close)(collie_comm *comm);
+    /* Whether this transport reaches global rank peer (after open). */
+    int (*reaches)(const collie_comm *comm, int peer);
+    /* Tells the peers it reaches that comm failed, so that none waits in vain. */
+    void (*abort)(collie_comm *comm, collie_status status, const char *msg);
+    /* A failure a peer recorded for this rank to see (e.g. the host's abort record), or OK. */
+    collie_status (*check)(collie_comm *comm);
+    /* How many stripes a message of len bytes to or from peer takes (at most COLLIE_MAX_STREAMS). */
     int (*stripes)(const collie_comm *comm, int peer, size_t len);
     /* Moves what can move of x now, without blocking; counts finished stripes off x->left. */
     collie_status (*progress)(collie_comm *comm, struct collie__xfer *x);
+    /*
+     * How the engine sleeps until x may move again.  A transport with file
+     * descriptors fills the pollfd of stripe k (pollfd != NULL); one without
+     * (shared memory) blocks in wait() until x may move, within COLLIE_TIMEOUT.
+     */
+    void (*pollfd)(const collie_comm *comm, const struct collie__xfer *x, int k, struct pollfd *p);
+    collie_status (*wait)(collie_comm *comm, const struct collie__xfer *x);
 };
 
 extern const struct collie__transport collie__shm_transport;
 extern const struct collie__transport collie__tcp_transport;
 
-/* Blocks until x (a shared-memory transfer) may move again, within COLLIE_TIMEOUT. */
-collie_status collie__shm_xfer_wait(collie_comm *comm, const struct collie__xfer *x);
+/*
+ * Opens every transport in the registry and gives each peer the first one
+ * that reaches it (comm->peer_transport); installs the failure hook.
+ * Collective over the bootstrap; comm's host table must be known.
+ */
+collie_status collie__transports_open(collie_comm *comm);
 
-/* The socket and events that stripe k of x (a TCP transfer) waits for. */
-void collie__tcp_pollfd(const collie_comm *comm, const struct collie__xfer *x, int k,
-                        struct pollfd *p);
+/* Closes every transport; NULL-safe pieces, safe after a failed open. */
+void collie__transports_close(collie_comm *comm);
+
+/* The first failure a transport learned from a peer in the background, or OK. */
+collie_status collie__transports_check(collie_comm *comm);
+
+/* The transport that carries messages to and from global rank peer. */
+static inline const struct collie__transport *collie__transport_of(const collie_comm *comm,
+                                                                   int peer)
+{
+    return comm->peer_transport[peer];
+}
+
+/* Every transport of this build, in order of preference; NULL-terminated. */
+extern const struct collie__transport *const collie__transports[];
 
 #endif

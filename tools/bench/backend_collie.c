@@ -1,9 +1,8 @@
 /* backend_collie.c - the bench backend over libcollie. */
 #include <stdlib.h>
 
+#include "api/tools_api.h"
 #include "bench.h"
-#include "coll/algo.h"
-#include "core/comm.h"
 
 static collie_comm *comm_of(struct bench_backend *b) { return b->impl; }
 
@@ -39,12 +38,8 @@ static int sum_ll(struct bench_backend *b, long long *v)
 /* The algorithm the library picks for this size: the same selection the call makes. */
 static const char *algo(struct bench_backend *b, enum bench_coll c, size_t bytes)
 {
-    static const enum collie__coll map[] = {
-        COLLIE_COLL_ALLREDUCE, COLLIE_COLL_BROADCAST, COLLIE_COLL_REDUCE,
-        COLLIE_COLL_ALLGATHER, COLLIE_COLL_REDUCE_SCATTER, COLLIE_COLL_ALLTOALL};
-    collie_comm *comm = comm_of(b);
-    struct collie__op op = {.desc = {.coll = (uint8_t)map[c]}, .count = bytes, .elem_size = 1};
-    return collie__select_peek(comm, &op)->name;
+    const char *name = collie__tools_algo(comm_of(b), bench_coll_name(c), bytes);
+    return name ? name : "?";
 }
 
 static const char *error(struct bench_backend *b) { return collie_last_error(comm_of(b)); }
@@ -64,11 +59,18 @@ int bench_backend_collie(struct bench_backend *b)
                 collie_last_error(NULL));
         return -1;
     }
-    *b = (struct bench_backend){.name = "collie", .rank = collie_rank(comm),
-                                .size = collie_size(comm), .local_size = collie_local_size(comm),
-                                .impl = comm, .run = run, .barrier = barrier,
-                                .max_double = max_double, .sum_ll = sum_ll, .algo = algo,
-                                .error = error, .supports = supports};
+    *b = (struct bench_backend){.name = "collie",
+                                .rank = collie_rank(comm),
+                                .size = collie_size(comm),
+                                .local_size = collie_local_size(comm),
+                                .impl = comm,
+                                .run = run,
+                                .barrier = barrier,
+                                .max_double = max_double,
+                                .sum_ll = sum_ll,
+                                .algo = algo,
+                                .error = error,
+                                .supports = supports};
     return 0;
 }
 

@@ -47,7 +47,7 @@ static uint16_t narrow(float f, int bf16)
 }
 
 #define HALF_OP(NAME, BF16, EXPR)                                                                  \
-    static void NAME(void *in, void *inout, int *len, MPI_Datatype *t)                            \
+    static void NAME(void *in, void *inout, int *len, MPI_Datatype *t)                             \
     {                                                                                              \
         (void)t;                                                                                   \
         const uint16_t *x = in;                                                                    \
@@ -58,11 +58,11 @@ static uint16_t narrow(float f, int bf16)
         }                                                                                          \
     }
 HALF_OP(f16_sum, 0, a + b)
-HALF_OP(f16_prod, 0, a * b)
+HALF_OP(f16_prod, 0, a *b)
 HALF_OP(f16_min, 0, b < a ? b : a)
 HALF_OP(f16_max, 0, b > a ? b : a)
 HALF_OP(bf16_sum, 1, a + b)
-HALF_OP(bf16_prod, 1, a * b)
+HALF_OP(bf16_prod, 1, a *b)
 HALF_OP(bf16_min, 1, b < a ? b : a)
 HALF_OP(bf16_max, 1, b > a ? b : a)
 
@@ -126,17 +126,18 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
     switch (c) {
     case BENCH_ALLREDUCE:
         rc = MPI_Allreduce(in, recv, n, dt, mop, MPI_COMM_WORLD);
-        if (avg) divide(recv, count, t, b->size);
+        if (avg)
+            divide(recv, count, t, b->size);
         break;
-    case BENCH_BROADCAST:
-        rc = MPI_Bcast(recv, n, dt, root, MPI_COMM_WORLD);
-        break;
+    case BENCH_BROADCAST: rc = MPI_Bcast(recv, n, dt, root, MPI_COMM_WORLD); break;
     case BENCH_REDUCE:
         rc = MPI_Reduce(b->rank == root ? in : send, recv, n, dt, mop, root, MPI_COMM_WORLD);
-        if (avg && b->rank == root) divide(recv, count, t, b->size);
+        if (avg && b->rank == root)
+            divide(recv, count, t, b->size);
         break;
     case BENCH_ALLGATHER: /* in place: the own block already sits in recv */
-        in = (const char *)send == (char *)recv + (size_t)b->rank * count * es ? MPI_IN_PLACE : send;
+        in =
+            (const char *)send == (char *)recv + (size_t)b->rank * count * es ? MPI_IN_PLACE : send;
         rc = MPI_Allgather(in, n, dt, recv, n, dt, MPI_COMM_WORLD);
         break;
     case BENCH_REDUCE_SCATTER:
@@ -147,17 +148,20 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
         } else {
             rc = MPI_Reduce_scatter_block(send, recv, n, dt, mop, MPI_COMM_WORLD);
         }
-        if (avg) divide(recv, count, t, b->size);
+        if (avg)
+            divide(recv, count, t, b->size);
         break;
-    case BENCH_ALLTOALL:
-        rc = MPI_Alltoall(in, n, dt, recv, n, dt, MPI_COMM_WORLD);
-        break;
+    case BENCH_ALLTOALL: rc = MPI_Alltoall(in, n, dt, recv, n, dt, MPI_COMM_WORLD); break;
     case BENCH_NCOLLS: break;
     }
     return check(rc);
 }
 
-static int barrier(struct bench_backend *b) { (void)b; return check(MPI_Barrier(MPI_COMM_WORLD)); }
+static int barrier(struct bench_backend *b)
+{
+    (void)b;
+    return check(MPI_Barrier(MPI_COMM_WORLD));
+}
 
 static int max_double(struct bench_backend *b, double *v)
 {
@@ -177,7 +181,11 @@ static const char *algo(struct bench_backend *b, enum bench_coll c, size_t bytes
     return "mpi";
 }
 
-static const char *error(struct bench_backend *b) { (void)b; return last_error; }
+static const char *error(struct bench_backend *b)
+{
+    (void)b;
+    return last_error;
+}
 
 static int supports(struct bench_backend *b, collie_dtype t, collie_op op)
 {
@@ -199,9 +207,14 @@ int main(int argc, char **argv)
         return 2;
     }
     MPI_Comm local;
-    struct bench_backend b = {.name = "mpi", .run = run, .barrier = barrier,
-                              .max_double = max_double, .sum_ll = sum_ll, .algo = algo,
-                              .error = error, .supports = supports};
+    struct bench_backend b = {.name = "mpi",
+                              .run = run,
+                              .barrier = barrier,
+                              .max_double = max_double,
+                              .sum_ll = sum_ll,
+                              .algo = algo,
+                              .error = error,
+                              .supports = supports};
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.size);
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);

@@ -17,8 +17,13 @@
 #include "collie.h"
 
 enum bench_coll {
-    BENCH_ALLREDUCE, BENCH_BROADCAST, BENCH_REDUCE, BENCH_ALLGATHER,
-    BENCH_REDUCE_SCATTER, BENCH_ALLTOALL, BENCH_NCOLLS
+    BENCH_ALLREDUCE,
+    BENCH_BROADCAST,
+    BENCH_REDUCE,
+    BENCH_ALLGATHER,
+    BENCH_REDUCE_SCATTER,
+    BENCH_ALLTOALL,
+    BENCH_NCOLLS
 };
 
 struct bench_backend {
@@ -42,16 +47,16 @@ struct bench_opts {
     int ncolls;
     size_t min_bytes, max_bytes;
     double factor;
-    int mlbench;        /* --sizes mlbench: element counts round(logspace(0, 8, 80)) */
+    int mlbench; /* --sizes mlbench: element counts round(logspace(0, 8, 80)) */
     collie_dtype dtype;
     collie_op op;
     int iters, warmup, inplace, check, root;
-    int nranks;         /* -n: launch this many ranks */
-    int rounds;         /* A B A B ...: repetitions of every job */
+    int nranks; /* -n: launch this many ranks */
+    int rounds; /* A B A B ...: repetitions of every job */
     int stream;
-    int round;          /* internal: the round a measuring job belongs to */
-    int dry_run;        /* list the sizes, measure nothing */
-    int corrupt;        /* testing: rank 0 flips a byte of each checked result */
+    int round;   /* internal: the round a measuring job belongs to */
+    int dry_run; /* list the sizes, measure nothing */
+    int corrupt; /* testing: rank 0 flips a byte of each checked result */
     const char *algo, *baseline, *csv, *json, *plot, *raw;
     const char *hosts, *hostfile, *rsh; /* across hosts: passed to collie run (and mpirun) */
 };
@@ -78,6 +83,8 @@ struct bench_rows {
 int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog);
 void bench_usage(FILE *out, const char *prog);
 
+/* Seconds on the monotonic clock (the MPI baseline links no libcollie: no collie_wtime). */
+double bench_now_s(void);
 const char *bench_coll_name(int c);
 size_t bench_dtype_size(collie_dtype t);
 const char *bench_dtype_name(collie_dtype t);

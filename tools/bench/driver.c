@@ -39,8 +39,9 @@ static void report(const struct bench_opts *o, const struct bench_rows *rows,
 static int rank_main(const struct bench_opts *o)
 {
     if (o->baseline) {
-        fprintf(stderr, "collie bench: --baseline launches both jobs itself: run `collie bench -n N "
-                        "--baseline mpi` outside a job\n");
+        fprintf(stderr,
+                "collie bench: --baseline launches both jobs itself: run `collie bench -n N "
+                "--baseline mpi` outside a job\n");
         return 2;
     }
     struct bench_backend b;
@@ -81,21 +82,36 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
     for (int k = 0; k < o->ncolls; k++)
         ADD("%s", bench_coll_name(o->colls[k]));
     if (o->mlbench) {
-        ADD("--sizes"); ADD("mlbench");
+        ADD("--sizes");
+        ADD("mlbench");
     } else {
-        ADD("-b"); ADD("%zu", o->min_bytes); ADD("-e"); ADD("%zu", o->max_bytes);
-        ADD("-f"); ADD("%.17g", o->factor);
+        ADD("-b");
+        ADD("%zu", o->min_bytes);
+        ADD("-e");
+        ADD("%zu", o->max_bytes);
+        ADD("-f");
+        ADD("%.17g", o->factor);
     }
-    ADD("--dtype"); ADD("%s", bench_dtype_name(o->dtype));
-    ADD("--op"); ADD("%s", bench_op_name(o->op));
-    ADD("--iters"); ADD("%d", o->iters);
-    ADD("--warmup"); ADD("%d", o->warmup);
-    ADD("--root"); ADD("%d", o->root);
-    if (o->inplace) ADD("--inplace");
-    if (!o->check) ADD("--no-check");
-    if (o->corrupt) ADD("--corrupt");
-    ADD("--raw"); ADD("%s", raw);
-    ADD("--round"); ADD("%d", round);
+    ADD("--dtype");
+    ADD("%s", bench_dtype_name(o->dtype));
+    ADD("--op");
+    ADD("%s", bench_op_name(o->op));
+    ADD("--iters");
+    ADD("%d", o->iters);
+    ADD("--warmup");
+    ADD("%d", o->warmup);
+    ADD("--root");
+    ADD("%d", o->root);
+    if (o->inplace)
+        ADD("--inplace");
+    if (!o->check)
+        ADD("--no-check");
+    if (o->corrupt)
+        ADD("--corrupt");
+    ADD("--raw");
+    ADD("%s", raw);
+    ADD("--round");
+    ADD("%d", round);
 #undef ADD
     argv[n] = NULL;
     return n;
@@ -110,8 +126,9 @@ static int driver_main(const struct bench_opts *o)
     snprintf(mpi_prog, sizeof mpi_prog, "%s/collie-bench-mpi", dirname(dir));
     snprintf(nranks, sizeof nranks, "%d", o->nranks);
     if (o->baseline && access(mpi_prog, X_OK) != 0) {
-        fprintf(stderr, "collie bench: the MPI baseline program %s was not built: install Open MPI "
-                        "(apt-get install libopenmpi-dev openmpi-bin) and rebuild; cmake finds it\n",
+        fprintf(stderr,
+                "collie bench: the MPI baseline program %s was not built: install Open MPI "
+                "(apt-get install libopenmpi-dev openmpi-bin) and rebuild; cmake finds it\n",
                 mpi_prog);
         return 1;
     }
@@ -124,9 +141,10 @@ static int driver_main(const struct bench_opts *o)
     if (o->stream) { /* before the jobs, on an otherwise idle host */
         bench_stream_measure(&stream);
         sp = &stream;
-        fprintf(stderr, "memory bandwidth (GB/s): copy %.1f (1 thread) %.1f (all cores), triad "
-                        "%.1f / %.1f\n", stream.copy1, stream.copy_all, stream.triad1,
-                stream.triad_all);
+        fprintf(stderr,
+                "memory bandwidth (GB/s): copy %.1f (1 thread) %.1f (all cores), triad "
+                "%.1f / %.1f\n",
+                stream.copy1, stream.copy_all, stream.triad1, stream.triad_all);
     }
     /* Open MPI refuses root without these; harmless otherwise. */
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
@@ -142,8 +160,7 @@ static int driver_main(const struct bench_opts *o)
         }
         if (o->hosts || o->hostfile) { /* one slot per node is not oversubscribed to Open MPI,
                                           but the hosts may share cores: do not busy-poll */
-            mpi_argv[nm++] = "--mca", mpi_argv[nm++] = "mpi_yield_when_idle",
-            mpi_argv[nm++] = "1";
+            mpi_argv[nm++] = "--mca", mpi_argv[nm++] = "mpi_yield_when_idle", mpi_argv[nm++] = "1";
         }
         if (o->hosts) {
             collie_argv[nc++] = "-H", collie_argv[nc++] = (char *)o->hosts;

@@ -3,15 +3,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "bench.h"
 
-static const char *const coll_names[BENCH_NCOLLS] = {
-    "allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall"};
+static const char *const coll_names[BENCH_NCOLLS] = {"allreduce", "broadcast",      "reduce",
+                                                     "allgather", "reduce_scatter", "alltoall"};
 static const char *const dtype_names[] = {"float32", "float64", "float16", "bfloat16",
                                           "int8",    "uint8",   "int32",   "int64"};
 static const size_t dtype_sizes[] = {4, 8, 2, 2, 1, 1, 4, 8};
 static const char *const op_names[] = {"sum", "prod", "min", "max", "avg"};
+
+double bench_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 const char *bench_coll_name(int c) { return c >= 0 && c < BENCH_NCOLLS ? coll_names[c] : "?"; }
 size_t bench_dtype_size(collie_dtype t) { return dtype_sizes[t]; }
@@ -39,7 +47,8 @@ void bench_usage(FILE *out, const char *prog)
             "  -b, -e, -f      smallest and largest size in bytes (K/M/G suffixes) and the factor\n"
             "                  between sizes, as nccl-tests (default -b 8 -e 64M -f 2)\n"
             "  --sizes mlbench element counts round(logspace(0, 8, 80)), duplicates dropped\n"
-            "  --dtype T       float32 (default), float64, float16, bfloat16, int8, uint8, int32, int64\n"
+            "  --dtype T       float32 (default), float64, float16, bfloat16, int8, uint8, int32, "
+            "int64\n"
             "  --op OP         sum (default), prod, min, max, avg\n"
             "  --iters N       timed iterations per size (default 100, as MLBench)\n"
             "  --warmup N      untimed iterations first (default 5)\n"
@@ -66,9 +75,21 @@ static int parse_bytes(const char *s, size_t *out)
     double v = strtod(s, &end);
     double unit = 1;
     switch (*end) {
-    case 'k': case 'K': unit = 1024; end++; break;
-    case 'm': case 'M': unit = 1024 * 1024; end++; break;
-    case 'g': case 'G': unit = 1024.0 * 1024 * 1024; end++; break;
+    case 'k':
+    case 'K':
+        unit = 1024;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        unit = 1024 * 1024;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        unit = 1024.0 * 1024 * 1024;
+        end++;
+        break;
     }
     if (*end == 'B' || *end == 'b')
         end++;
@@ -88,9 +109,15 @@ static int lookup(const char *s, const char *const *names, int n)
 
 int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
 {
-    *o = (struct bench_opts){.min_bytes = 8, .max_bytes = 64u << 20, .factor = 2,
-                             .dtype = COLLIE_FLOAT32, .op = COLLIE_SUM, .iters = 100,
-                             .warmup = 5, .check = 1, .rounds = 1};
+    *o = (struct bench_opts){.min_bytes = 8,
+                             .max_bytes = 64u << 20,
+                             .factor = 2,
+                             .dtype = COLLIE_FLOAT32,
+                             .op = COLLIE_SUM,
+                             .iters = 100,
+                             .warmup = 5,
+                             .check = 1,
+                             .rounds = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int c = lookup(a, coll_names, BENCH_NCOLLS);
@@ -104,15 +131,37 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             o->ncolls = BENCH_NCOLLS;
             continue;
         }
-        if (!strcmp(a, "--inplace")) { o->inplace = 1; continue; }
-        if (!strcmp(a, "--check")) { o->check = 1; continue; }
-        if (!strcmp(a, "--no-check")) { o->check = 0; continue; }
-        if (!strcmp(a, "--stream")) { o->stream = 1; continue; }
-        if (!strcmp(a, "--dry-run")) { o->dry_run = 1; continue; }
-        if (!strcmp(a, "--corrupt")) { o->corrupt = 1; continue; } /* for the tests of #wrong */
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { bench_usage(stdout, prog); exit(0); }
+        if (!strcmp(a, "--inplace")) {
+            o->inplace = 1;
+            continue;
+        }
+        if (!strcmp(a, "--check")) {
+            o->check = 1;
+            continue;
+        }
+        if (!strcmp(a, "--no-check")) {
+            o->check = 0;
+            continue;
+        }
+        if (!strcmp(a, "--stream")) {
+            o->stream = 1;
+            continue;
+        }
+        if (!strcmp(a, "--dry-run")) {
+            o->dry_run = 1;
+            continue;
+        }
+        if (!strcmp(a, "--corrupt")) {
+            o->corrupt = 1;
+            continue;
+        } /* for the tests of #wrong */
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            bench_usage(stdout, prog);
+            exit(0);
+        }
         if (!v) {
-            fprintf(stderr, "%s: unknown argument '%s' (or it needs a value; try --help)\n", prog, a);
+            fprintf(stderr, "%s: unknown argument '%s' (or it needs a value; try --help)\n", prog,
+                    a);
             return -1;
         }
         i++;
@@ -120,51 +169,72 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         long n = strtol(v, &end, 10);
         int is_int = *v && !*end;
         if (!strcmp(a, "-n") || !strcmp(a, "--np")) {
-            if (!is_int || n < 1 || n > 4096) goto bad;
+            if (!is_int || n < 1 || n > 4096)
+                goto bad;
             o->nranks = (int)n;
         } else if (!strcmp(a, "-b") || !strcmp(a, "--minbytes")) {
-            if (parse_bytes(v, &o->min_bytes)) goto bad;
+            if (parse_bytes(v, &o->min_bytes))
+                goto bad;
         } else if (!strcmp(a, "-e") || !strcmp(a, "--maxbytes")) {
-            if (parse_bytes(v, &o->max_bytes)) goto bad;
+            if (parse_bytes(v, &o->max_bytes))
+                goto bad;
         } else if (!strcmp(a, "-f") || !strcmp(a, "--stepfactor")) {
             o->factor = strtod(v, &end);
-            if (*end || !(o->factor > 1)) goto bad;
+            if (*end || !(o->factor > 1))
+                goto bad;
         } else if (!strcmp(a, "--sizes")) {
-            if (strcmp(v, "mlbench")) goto bad;
+            if (strcmp(v, "mlbench"))
+                goto bad;
             o->mlbench = 1;
         } else if (!strcmp(a, "--dtype") || !strcmp(a, "-d")) {
             int t = lookup(v, dtype_names, 8);
-            if (t < 0) goto bad;
+            if (t < 0)
+                goto bad;
             o->dtype = (collie_dtype)t;
         } else if (!strcmp(a, "--op") || !strcmp(a, "-o")) {
             int op = lookup(v, op_names, 5);
-            if (op < 0) goto bad;
+            if (op < 0)
+                goto bad;
             o->op = (collie_op)op;
         } else if (!strcmp(a, "--iters")) {
-            if (!is_int || n < 1) goto bad;
+            if (!is_int || n < 1)
+                goto bad;
             o->iters = (int)n;
         } else if (!strcmp(a, "--warmup")) {
-            if (!is_int || n < 0) goto bad;
+            if (!is_int || n < 0)
+                goto bad;
             o->warmup = (int)n;
         } else if (!strcmp(a, "--root")) {
-            if (!is_int || n < 0) goto bad;
+            if (!is_int || n < 0)
+                goto bad;
             o->root = (int)n;
         } else if (!strcmp(a, "--rounds")) {
-            if (!is_int || n < 1 || n > 100) goto bad;
+            if (!is_int || n < 1 || n > 100)
+                goto bad;
             o->rounds = (int)n;
-        } else if (!strcmp(a, "-H") || !strcmp(a, "--hosts")) { o->hosts = v;
-        } else if (!strcmp(a, "--hostfile")) { o->hostfile = v;
-        } else if (!strcmp(a, "--rsh")) { o->rsh = v;
-        } else if (!strcmp(a, "--algo")) { o->algo = v;
+        } else if (!strcmp(a, "-H") || !strcmp(a, "--hosts")) {
+            o->hosts = v;
+        } else if (!strcmp(a, "--hostfile")) {
+            o->hostfile = v;
+        } else if (!strcmp(a, "--rsh")) {
+            o->rsh = v;
+        } else if (!strcmp(a, "--algo")) {
+            o->algo = v;
         } else if (!strcmp(a, "--baseline")) {
-            if (strcmp(v, "mpi")) goto bad;
+            if (strcmp(v, "mpi"))
+                goto bad;
             o->baseline = v;
-        } else if (!strcmp(a, "--csv")) { o->csv = v;
-        } else if (!strcmp(a, "--json")) { o->json = v;
-        } else if (!strcmp(a, "--plot")) { o->plot = v;
-        } else if (!strcmp(a, "--raw")) { o->raw = v; /* internal: driver <-> job */
+        } else if (!strcmp(a, "--csv")) {
+            o->csv = v;
+        } else if (!strcmp(a, "--json")) {
+            o->json = v;
+        } else if (!strcmp(a, "--plot")) {
+            o->plot = v;
+        } else if (!strcmp(a, "--raw")) {
+            o->raw = v; /* internal: driver <-> job */
         } else if (!strcmp(a, "--round")) {
-            if (!is_int || n < 0) goto bad;
+            if (!is_int || n < 0)
+                goto bad;
             o->round = (int)n;
         } else {
             fprintf(stderr, "%s: unknown option '%s' (try --help)\n", prog, a);
@@ -198,7 +268,8 @@ size_t bench_sizes(const struct bench_opts *o, int c, int nranks, size_t **out)
 {
     size_t es = bench_dtype_size(o->dtype), n = 0, cap = 128;
     size_t unit = es * (c == BENCH_ALLGATHER || c == BENCH_REDUCE_SCATTER || c == BENCH_ALLTOALL
-                            ? (size_t)nranks : 1);
+                            ? (size_t)nranks
+                            : 1);
     size_t *s = malloc(cap * sizeof *s);
     if (o->mlbench) {
         for (int i = 0; i < 80; i++) {
@@ -208,7 +279,8 @@ size_t bench_sizes(const struct bench_opts *o, int c, int nranks, size_t **out)
                 s[n++] = bytes;
         }
     } else {
-        for (double b = (double)o->min_bytes; b <= (double)o->max_bytes * 1.000001; b *= o->factor) {
+        for (double b = (double)o->min_bytes; b <= (double)o->max_bytes * 1.000001;
+             b *= o->factor) {
             size_t bytes = (size_t)b / unit * unit;
             if (n == cap)
                 s = realloc(s, (cap *= 2) * sizeof *s);

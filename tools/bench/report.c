@@ -80,9 +80,10 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
         struct bench_row a, b;
         merged(rows, "collie", c, sizes[0], &a);
         printf("#\n# collie bench %s: %d ranks (%d per host), %s %s, %s, %d iterations after %d "
-               "warm-up%s\n", bench_coll_name(c), a.ranks, a.local_size, bench_dtype_name(o->dtype),
-               bench_op_name(o->op), o->inplace ? "in place" : "out of place", o->iters,
-               o->warmup, o->rounds > 1 ? ", median of the rounds" : "");
+               "warm-up%s\n",
+               bench_coll_name(c), a.ranks, a.local_size, bench_dtype_name(o->dtype),
+               bench_op_name(o->op), o->inplace ? "in place" : "out of place", o->iters, o->warmup,
+               o->rounds > 1 ? ", median of the rounds" : "");
         printf("# time: mean per operation of the slowest rank; busbw from it, as nccl-tests\n#\n");
         printf("# %12s %12s %9s %6s %11s %11s %12s", "size(B)", "count", "type", "redop",
                "time(us)", "median(us)", "busbw(GB/s)");
@@ -171,14 +172,14 @@ int bench_write_csv(const char *path, const struct bench_rows *rows, const struc
         fprintf(f, "%s,%s,%d,%d,%d,%zu,%zu,%s,%s,%d,%.3f,%.3f,%.4f,%.4f,%lld,%s,\"%s\",%d,%s\n",
                 r->backend, bench_coll_name(r->coll), r->round, r->ranks, r->local_size, r->bytes,
                 r->count, bench_dtype_name(r->dtype), bench_op_name(r->op), r->inplace, r->mean_us,
-                r->median_us, algbw(r, r->mean_us), busbw(r, r->mean_us), r->wrong, r->algo,
-                m->cpu, m->cores, m->version);
+                r->median_us, algbw(r, r->mean_us), busbw(r, r->mean_us), r->wrong, r->algo, m->cpu,
+                m->cores, m->version);
     }
     return fclose(f) ? -1 : 0;
 }
 
-int bench_write_json(const char *path, const struct bench_rows *rows,
-                     const struct bench_machine *m, const struct bench_stream *stream)
+int bench_write_json(const char *path, const struct bench_rows *rows, const struct bench_machine *m,
+                     const struct bench_stream *stream)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -188,17 +189,19 @@ int bench_write_json(const char *path, const struct bench_rows *rows,
     fprintf(f, ", \"cores\": %d, \"ranks_per_host\": %d, \"collie_version\": \"%s\"", m->cores,
             rows->n ? rows->row[0].local_size : 0, m->version);
     if (stream)
-        fprintf(f, ",\n    \"stream_GBps\": {\"copy_1\": %.2f, \"triad_1\": %.2f, \"copy_all\": "
-                   "%.2f, \"triad_all\": %.2f}", stream->copy1, stream->triad1, stream->copy_all,
-                stream->triad_all);
+        fprintf(f,
+                ",\n    \"stream_GBps\": {\"copy_1\": %.2f, \"triad_1\": %.2f, \"copy_all\": "
+                "%.2f, \"triad_all\": %.2f}",
+                stream->copy1, stream->triad1, stream->copy_all, stream->triad_all);
     fprintf(f, "},\n  \"rows\": [");
     for (size_t i = 0; i < rows->n; i++) {
         const struct bench_row *r = &rows->row[i];
-        fprintf(f, "%s\n    {\"backend\": \"%s\", \"collective\": \"%s\", \"round\": %d, "
-                   "\"ranks\": %d, \"ranks_per_host\": %d, \"bytes\": %zu, \"count\": %zu, "
-                   "\"dtype\": \"%s\", \"op\": \"%s\", \"inplace\": %s, \"time_us\": %.3f, "
-                   "\"median_us\": %.3f, \"algbw_GBps\": %.4f, \"busbw_GBps\": %.4f, "
-                   "\"wrong\": %lld, \"algo\": \"%s\"}",
+        fprintf(f,
+                "%s\n    {\"backend\": \"%s\", \"collective\": \"%s\", \"round\": %d, "
+                "\"ranks\": %d, \"ranks_per_host\": %d, \"bytes\": %zu, \"count\": %zu, "
+                "\"dtype\": \"%s\", \"op\": \"%s\", \"inplace\": %s, \"time_us\": %.3f, "
+                "\"median_us\": %.3f, \"algbw_GBps\": %.4f, \"busbw_GBps\": %.4f, "
+                "\"wrong\": %lld, \"algo\": \"%s\"}",
                 i ? "," : "", r->backend, bench_coll_name(r->coll), r->round, r->ranks,
                 r->local_size, r->bytes, r->count, bench_dtype_name(r->dtype), bench_op_name(r->op),
                 r->inplace ? "true" : "false", r->mean_us, r->median_us, algbw(r, r->mean_us),
@@ -240,11 +243,13 @@ int bench_plot(const char *png, const struct bench_opts *o, const struct bench_r
         }
     free(sizes);
     int ranks = rows->n ? rows->row[0].ranks : 0;
-    fprintf(g, "set terminal pngcairo size 1400,560 noenhanced font ',10'\n"
-               "set output '%s'\nset multiplot layout 1,2 title 'collie bench: %d ranks, %s %s'\n"
-               "set logscale x 2\nset format x '%%.0b%%B'\nset xlabel 'size'\nset grid\n"
-               "set key top left\nset ylabel 'busbw (GB/s)'\nset title 'bus bandwidth'\n"
-               "plot ", png, ranks, bench_dtype_name(o->dtype), bench_op_name(o->op));
+    fprintf(g,
+            "set terminal pngcairo size 1400,560 noenhanced font ',10'\n"
+            "set output '%s'\nset multiplot layout 1,2 title 'collie bench: %d ranks, %s %s'\n"
+            "set logscale x 2\nset format x '%%.0b%%B'\nset xlabel 'size'\nset grid\n"
+            "set key top left\nset ylabel 'busbw (GB/s)'\nset title 'bus bandwidth'\n"
+            "plot ",
+            png, ranks, bench_dtype_name(o->dtype), bench_op_name(o->op));
     for (int i = 0; i < block; i++)
         fprintf(g, "%s'%s' index %d using 1:2 with linespoints title '%s'", i ? ", " : "", dat, i,
                 titles[i]);

@@ -20,8 +20,8 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                        const struct bench_stream *stream);
 void bench_machine(struct bench_machine *m);
 int bench_write_csv(const char *path, const struct bench_rows *rows, const struct bench_machine *m);
-int bench_write_json(const char *path, const struct bench_rows *rows,
-                     const struct bench_machine *m, const struct bench_stream *stream);
+int bench_write_json(const char *path, const struct bench_rows *rows, const struct bench_machine *m,
+                     const struct bench_stream *stream);
 /* 0 drawn, 1 gnuplot missing (data and script written, and said so), -1 error. */
 int bench_plot(const char *png, const struct bench_opts *o, const struct bench_rows *rows);
 

@@ -20,13 +20,6 @@ struct part {
     int triad;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void *kernel(void *arg)
 {
     struct part *p = arg;
@@ -47,17 +40,18 @@ static double run(double *a, double *b, double *c, int threads, int triad)
     struct part parts[256];
     double best = 0;
     for (int pass = 0; pass < PASSES; pass++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (int t = 0; t < threads; t++) {
-            parts[t] = (struct part){a, b, c, N * (size_t)t / (size_t)threads,
-                                     N * (size_t)(t + 1) / (size_t)threads, triad};
+            parts[t] = (struct part){
+                a,    b, c, N * (size_t)t / (size_t)threads, N * (size_t)(t + 1) / (size_t)threads,
+                triad};
             if (t)
                 pthread_create(&tid[t], NULL, kernel, &parts[t]);
         }
         kernel(&parts[0]);
         for (int t = 1; t < threads; t++)
             pthread_join(tid[t], NULL);
-        double gbps = (double)N * (triad ? 24 : 16) / (now_s() - t0) / 1e9;
+        double gbps = (double)N * (triad ? 24 : 16) / (bench_now_s() - t0) / 1e9;
         best = gbps > best ? gbps : best;
     }
     return best;

@@ -14,16 +14,8 @@
 
 #include "bench.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The API's count, and the bytes of each buffer, for a size in bytes (bench.h). */
-static void shape(int c, size_t bytes, size_t es, int n, size_t *count, size_t *send,
-                  size_t *recv)
+static void shape(int c, size_t bytes, size_t es, int n, size_t *count, size_t *send, size_t *recv)
 {
     size_t elems = bytes / es, per_rank = elems / (size_t)n;
     *count = elems;
@@ -119,7 +111,9 @@ static long long verify(const struct bench_backend *b, int c, const struct bench
         switch (c) {
         case BENCH_BROADCAST: v = input(c, o->op, o->root, b->size, i); break;
         case BENCH_ALLGATHER: v = input(c, o->op, (int)(i / count), b->size, i % count); break;
-        case BENCH_ALLTOALL: v = input(c, o->op, (int)(i / count), b->size, r * count + i % count); break;
+        case BENCH_ALLTOALL:
+            v = input(c, o->op, (int)(i / count), b->size, r * count + i % count);
+            break;
         case BENCH_REDUCE_SCATTER: v = reduced(o->dtype, o->op, b->size, r * count + i); break;
         default: v = reduced(o->dtype, o->op, b->size, i);
         }
@@ -154,9 +148,9 @@ static void progress(const struct bench_backend *b, int c, size_t k, size_t nsiz
 {
     if (b->rank != 0 || !isatty(2))
         return;
-    double elapsed = now_s() - t0, left = done > 0 ? elapsed * (total - done) / done : 0;
-    fprintf(stderr, "\r%s %s: size %zu of %zu, %.0f s elapsed, about %.0f s left   ",
-            b->name, bench_coll_name(c), k + 1, nsizes, elapsed, left);
+    double elapsed = bench_now_s() - t0, left = done > 0 ? elapsed * (total - done) / done : 0;
+    fprintf(stderr, "\r%s %s: size %zu of %zu, %.0f s elapsed, about %.0f s left   ", b->name,
+            bench_coll_name(c), k + 1, nsizes, elapsed, left);
     if (k + 1 == nsizes)
         fprintf(stderr, "\r%*s\r", 78, "");
 }
@@ -172,7 +166,7 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
 {
     size_t *sizes, nsizes = bench_sizes(o, c, b->size, &sizes), es = bench_dtype_size(o->dtype);
     size_t max_send = 0, max_recv = 0, count, sb, rb;
-    double total = 0, done = 0, t0 = now_s();
+    double total = 0, done = 0, t0 = bench_now_s();
     for (size_t k = 0; k < nsizes; k++) {
         shape(c, sizes[k], es, b->size, &count, &sb, &rb);
         max_send = sb > max_send ? sb : max_send;
@@ -202,9 +196,9 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         if (ok == 0)
             ok = b->barrier(b);
         for (int i = 0; i < o->iters && ok == 0; i++) {
-            double t = now_s();
+            double t = bench_now_s();
             ok = b->run(b, c, s, r, count, o->dtype, o->op, o->root);
-            times[i] = now_s() - t;
+            times[i] = bench_now_s() - t;
         }
         if (ok)
             return fail(b, bench_coll_name(c));
@@ -232,11 +226,18 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         progress(b, c, k, nsizes, t0, done, total);
         if (b->rank != 0)
             continue;
-        struct bench_row row = {.coll = c, .round = round, .ranks = b->size,
-                                .local_size = b->local_size, .bytes = sizes[k],
-                                .count = sizes[k] / es, .dtype = o->dtype, .op = o->op,
-                                .inplace = o->inplace, .mean_us = mean * 1e6,
-                                .median_us = median * 1e6, .wrong = wrong};
+        struct bench_row row = {.coll = c,
+                                .round = round,
+                                .ranks = b->size,
+                                .local_size = b->local_size,
+                                .bytes = sizes[k],
+                                .count = sizes[k] / es,
+                                .dtype = o->dtype,
+                                .op = o->op,
+                                .inplace = o->inplace,
+                                .mean_us = mean * 1e6,
+                                .median_us = median * 1e6,
+                                .wrong = wrong};
         snprintf(row.backend, sizeof row.backend, "%s", b->name);
         snprintf(row.algo, sizeof row.algo, "%s", b->algo(b, (enum bench_coll)c, sizes[k]));
         bench_rows_add(rows, &row);

@@ -2,16 +2,20 @@
  * coll.c - the public collectives and point-to-point calls.  Each fills one
  * descriptor and enters run(), the single checked path: argument checks
  * (on this rank, before any communication), the communicator's health, the
- * in-place forms, then the chosen algorithm or transport.
+ * in-place forms, then the chosen algorithm, or the message engine for
+ * send/recv.
  */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../coll/algo.h"
+#include "../core/log.h"
 #include "../transport/shm.h"
 #include "../transport/transport.h"
-#include "algo.h"
+#include "../transport/xfer.h"
+#include "api.h"
 
 static collie_status invalid(collie_comm *comm, const struct collie__op *op, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -89,7 +93,8 @@ static collie_status check_args(collie_comm *comm, struct collie__op *op)
     int needs_send = coll != COLLIE_COLL_RECV;
     if (needs_send && !op->sendbuf)
         return invalid(comm, op, "%s is NULL but count is %zu",
-                       coll == COLLIE_COLL_BROADCAST || coll == COLLIE_COLL_SEND ? "buf" : "sendbuf",
+                       coll == COLLIE_COLL_BROADCAST || coll == COLLIE_COLL_SEND ? "buf"
+                                                                                 : "sendbuf",
                        op->count);
     if (needs_recv && !op->recvbuf)
         return invalid(comm, op, "%s is NULL but count is %zu",
@@ -111,16 +116,14 @@ static collie_status check_args(collie_comm *comm, struct collie__op *op)
 static collie_status run(collie_comm *comm, struct collie__op *op)
 {
     if (!comm) {
-        size_t len;
-        char *msg = collie__init_error_buffer(&len);
-        snprintf(msg, len, "collie_%s: comm is NULL", collie__coll_name(op->desc.coll));
+        collie__api_error("collie_%s: comm is NULL", collie__coll_name(op->desc.coll));
         return COLLIE_ERR_INVALID_ARG;
     }
     if (comm->failed != COLLIE_OK)
         return comm->failed; /* last_error still says why */
     collie_status st = check_args(comm, op);
     if (st == COLLIE_OK)
-        st = collie__shm_check_abort(comm);
+        st = collie__transports_check(comm);
     if (st != COLLIE_OK)
         return st;
     enum collie__coll coll = op->desc.coll;
@@ -140,12 +143,15 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
                 : 0;
     d->root = op->root;
     d->count = op->count;
+    d->algo = COLLIE__ALGO_NONE;
     comm->cur = *d;
 
     if (coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV) {
-        const struct collie__transport *t = comm->peer_transport[op->root];
-        st = coll == COLLIE_COLL_SEND ? t->send(comm, op->root, op->sendbuf, d)
-                                      : t->recv(comm, op->root, op->recvbuf, d);
+        int send = coll == COLLIE_COLL_SEND;
+        COLLIE_TRACE("p2p", "%s of %zu elements %s rank %d", collie__coll_name(coll), op->count,
+                     send ? "to" : "from", op->root);
+        st = collie__xfer_user(comm, op->root, send, send ? (void *)op->sendbuf : op->recvbuf,
+                               op->count * op->elem_size);
         comm->ops += st == COLLIE_OK;
         return st;
     }
@@ -158,9 +164,14 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
         return COLLIE_OK;
     }
     op->stream_out = comm->nt_min && output_bytes(comm, op) >= comm->nt_min;
+    const struct collie__algo *algo = collie__select(comm, op);
+    d->algo = (uint8_t)algo->id;
+    COLLIE_TRACE("coll", "#%u %s of %zu elements: %s", d->seq, collie__coll_name(coll), op->count,
+                 collie__algo_name(d->algo));
+    comm->cur = *d;
     collie__shm_begin(comm, d);
     comm->seq++;
-    st = collie__select(comm, op)->run(comm, op);
+    st = algo->run(comm, op);
     if (op->stream_out)
         collie__stream_fence();
     comm->ops += st == COLLIE_OK;

@@ -1,0 +1,126 @@
+/*
+ * init.c - the communicator's life cycle and getters: collie_init() builds
+ * the layers bottom-up (configuration, identity, rendezvous, host table,
+ * transports), collie_finalize() takes them down top-down.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../coll/algo.h"
+#include "../core/auth.h"
+#include "../core/bootstrap.h"
+#include "../core/config.h"
+#include "../core/log.h"
+#include "../transport/transport.h"
+#include "api.h"
+
+/* Per thread: two threads failing collie_init at once each read their own. */
+static _Thread_local char init_error[512];
+
+void collie__api_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(init_error, sizeof init_error, fmt, ap);
+    va_end(ap);
+}
+
+static void destroy(collie_comm *comm)
+{
+    collie__transports_close(comm);
+    collie__bootstrap_close(comm);
+    collie__comm_free(comm);
+}
+
+static collie_status init_fail(collie_comm *comm, collie_status status)
+{
+    collie__api_error("%s", comm->last_error);
+    destroy(comm);
+    return status;
+}
+
+static collie_status join(collie_comm *comm, const struct collie__identity *id)
+{
+    collie_status st = collie__select_init(comm);
+    if (st == COLLIE_OK)
+        st = collie__bootstrap_open(comm, id);
+    if (st == COLLIE_OK)
+        st = collie__comm_find_hosts(comm, id->host_id, sizeof id->host_id, id->local_rank,
+                                     id->local_size, id->source);
+    if (st == COLLIE_OK)
+        st = collie__select_check_hosts(comm);
+    if (st == COLLIE_OK)
+        st = collie__transports_open(comm);
+    return st;
+}
+
+collie_status collie_init(collie_comm **out)
+{
+    if (!out) {
+        collie__api_error("collie_init: comm (the output pointer) is NULL");
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    if (collie__config_load() != 0) {
+        collie__api_error("%s", collie__config_error());
+        COLLIE_WARN("error", "COLLIE_ERR_INVALID_ARG: %s", collie__config_error());
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    struct collie__identity id;
+    char err[400];
+    if (collie__identity_from_env(&id, err, sizeof err) != 0) {
+        collie__api_error("%s", err);
+        COLLIE_WARN("error", "COLLIE_ERR_INVALID_ARG: %s", err);
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    collie_comm *comm = collie__comm_create(id.rank, id.size);
+    if (!comm) {
+        collie__api_error("collie_init: no memory for a communicator");
+        return COLLIE_ERR_NOMEM;
+    }
+    collie__log_set_rank(comm->rank);
+    if (comm->size > 1 && comm->rank == 0 && !collie__auth_has_token())
+        COLLIE_WARN("init",
+                    "COLLIE_TOKEN is not set: any process that reaches %s:%d can join "
+                    "this job or feed it data. `collie run` sets a random one; with other "
+                    "launchers export the same random COLLIE_TOKEN to every rank",
+                    id.addr_host, id.addr_port);
+    collie_status st = join(comm, &id);
+    if (st != COLLIE_OK)
+        return init_fail(comm, st);
+    COLLIE_INFO("init", "rank %d of %d (from %s), host '%s' (%d of %d): local rank %d of %d",
+                comm->rank, comm->size, id.source, id.host_id, comm->hosts.host_of[comm->rank] + 1,
+                comm->nhosts, comm->local_rank, comm->local_size);
+    *out = comm;
+    return COLLIE_OK;
+}
+
+collie_status collie_finalize(collie_comm *comm)
+{
+    if (comm)
+        destroy(comm);
+    return COLLIE_OK;
+}
+
+int collie_rank(const collie_comm *comm) { return comm ? comm->rank : -1; }
+int collie_size(const collie_comm *comm) { return comm ? comm->size : -1; }
+int collie_local_rank(const collie_comm *comm) { return comm ? comm->local_rank : -1; }
+int collie_local_size(const collie_comm *comm) { return comm ? comm->local_size : -1; }
+
+collie_status collie_get_counters(const collie_comm *comm, unsigned long long *ops,
+                                  unsigned long long *bytes_sent)
+{
+    if (!comm)
+        return COLLIE_ERR_INVALID_ARG;
+    if (ops)
+        *ops = comm->ops;
+    if (bytes_sent)
+        *bytes_sent = comm->bytes_sent;
+    return COLLIE_OK;
+}
+
+const char *collie_last_error(const collie_comm *comm)
+{
+    return comm ? comm->last_error : init_error;
+}

@@ -455,9 +455,14 @@ static int place(struct job *job, int port)
     return 0;
 }
 
-static int run_cli(int argc, char **argv, struct job *job)
+/*
+ * The options into job and *port; returns the index of the program in argv,
+ * or -1 with the exit code in *code (0 after --help).
+ */
+static int parse(int argc, char **argv, struct job *job, int *port, int *code)
 {
-    int i = 1, port = -1;
+    int i = 1;
+    *port = -1;
     job->rsh = getenv("COLLIE_RSH") && *getenv("COLLIE_RSH") ? getenv("COLLIE_RSH")
                                                              : "ssh -o BatchMode=yes";
     for (; i < argc && argv[i][0] == '-'; i++) {
@@ -470,7 +475,7 @@ static int run_cli(int argc, char **argv, struct job *job)
             long n = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
             if (i + 1 >= argc || *end || n < 1 || n > 4096) {
                 fprintf(stderr, "collie run: %s needs a number of ranks from 1 to 4096\n", a);
-                return 2;
+                return *code = 2, -1;
             }
             job->n = (int)n;
             i++;
@@ -478,38 +483,104 @@ static int run_cli(int argc, char **argv, struct job *job)
                     !strcmp(a, "--rsh") || !strcmp(a, "--port")) &&
                    i + 1 >= argc) {
             fprintf(stderr, "collie run: %s needs a value\n", a);
-            return 2;
+            return *code = 2, -1;
         } else if (!strcmp(a, "-H") || !strcmp(a, "--hosts")) {
             if (hosts_parse_list(&job->hosts, argv[++i]) != 0)
-                return 2;
+                return *code = 2, -1;
         } else if (!strcmp(a, "--hostfile")) {
             if (hosts_parse_file(&job->hosts, argv[++i]) != 0)
-                return 2;
+                return *code = 2, -1;
         } else if (!strcmp(a, "--rsh")) {
             job->rsh = argv[++i];
         } else if (!strcmp(a, "--port")) {
             char *end;
-            port = (int)strtol(argv[++i], &end, 10);
-            if (*end || port < 1 || port > 65535) {
+            *port = (int)strtol(argv[++i], &end, 10);
+            if (*end || *port < 1 || *port > 65535) {
                 fprintf(stderr, "collie run: --port needs a port number, not '%s'\n", argv[i]);
-                return 2;
+                return *code = 2, -1;
             }
         } else if (!strcmp(a, "--tag-output")) {
             job->tag = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            return 0;
+            *code = 0;
+            return -1;
         } else {
             fprintf(stderr, "collie run: unknown option '%s'\n", a);
             usage(stderr);
-            return 2;
+            return *code = 2, -1;
         }
     }
     if (i >= argc) {
         fprintf(stderr, "collie run: no program to run\n");
         usage(stderr);
-        return 2;
+        return *code = 2, -1;
     }
+    return i;
+}
+
+/* Forks rank r of the job running prog; 0, or -1 after stopping the ranks already started. */
+static int start_rank(struct job *job, int r, char **prog, const sigset_t *old)
+{
+    struct rank *k = &job->ranks[r];
+    int out_fd[2] = {-1, -1}, err_fd[2] = {-1, -1};
+    k->streams[0].fd = k->streams[1].fd = -1;
+    if (job->tag && (pipe2(out_fd, O_CLOEXEC) != 0 || pipe2(err_fd, O_CLOEXEC) != 0)) {
+        fprintf(stderr, "collie run: pipe: %s\n", strerror(errno));
+        stop_all(job);
+        return -1;
+    }
+    int in_fd[2] = {-1, -1}, h = job->hosts.n ? hosts_of_rank(&job->hosts, r) : -1;
+    if (h >= 0 && !job->hosts.host[h].local && pipe2(in_fd, O_CLOEXEC) != 0) {
+        fprintf(stderr, "collie run: pipe: %s\n", strerror(errno));
+        stop_all(job);
+        return -1;
+    }
+    if (h >= 0)
+        snprintf(k->tag, sizeof k->tag, "[rank %d@%s] ", r, job->hosts.host[h].name);
+    else
+        snprintf(k->tag, sizeof k->tag, "[rank %d] ", r);
+    k->stdin_fd = in_fd[1];
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (in_fd[1] >= 0)
+            close(in_fd[1]);
+        child(job, r, in_fd[0], out_fd, err_fd, prog, old);
+    }
+    if (in_fd[0] >= 0)
+        close(in_fd[0]);
+    if (in_fd[1] >= 0) { /* the token, then nothing until we close it: see hosts.h */
+        const char *token = getenv("COLLIE_TOKEN");
+        if (write(in_fd[1], token, strlen(token)) < 0 || write(in_fd[1], "\n", 1) < 0)
+            fprintf(stderr, "collie run: cannot hand rank %d its token\n", r);
+    }
+    if (pid < 0) {
+        fprintf(stderr, "collie run: fork for rank %d: %s\n", r, strerror(errno));
+        stop_all(job);
+        job->exit_code = 1;
+        return -1;
+    }
+    setpgid(pid, pid); /* also here: no race with an early killpg */
+    k->pid = pid;
+    k->running = 1;
+    job->live++;
+    if (job->tag) {
+        close(out_fd[1]);
+        close(err_fd[1]);
+        k->streams[0] = (struct stream){.fd = out_fd[0], .out = 1};
+        k->streams[1] = (struct stream){.fd = err_fd[0], .out = 2};
+    }
+    return 0;
+}
+
+static int run_cli(int argc, char **argv, struct job *job)
+{
+    int port, code;
+    job->rsh = getenv("COLLIE_RSH") && *getenv("COLLIE_RSH") ? getenv("COLLIE_RSH")
+                                                             : "ssh -o BatchMode=yes";
+    int i = parse(argc, argv, job, &port, &code);
+    if (i < 0)
+        return code;
     if (set_token() != 0) {
         fprintf(stderr, "collie run: cannot draw a random COLLIE_TOKEN: %s\n", strerror(errno));
         return 1;
@@ -532,57 +603,10 @@ static int run_cli(int argc, char **argv, struct job *job)
     for (int r = 0; r < job->n; r++)
         job->ranks[r].stdin_fd = -1;
     fflush(NULL);
-    for (int r = 0; r < job->n; r++) {
-        struct rank *k = &job->ranks[r];
-        int out_fd[2] = {-1, -1}, err_fd[2] = {-1, -1};
-        k->streams[0].fd = k->streams[1].fd = -1;
-        if (job->tag && (pipe2(out_fd, O_CLOEXEC) != 0 || pipe2(err_fd, O_CLOEXEC) != 0)) {
-            fprintf(stderr, "collie run: pipe: %s\n", strerror(errno));
-            stop_all(job);
+    for (int r = 0; r < job->n; r++)
+        if (start_rank(job, r, argv + i, &old) != 0)
             break;
-        }
-        int in_fd[2] = {-1, -1}, h = job->hosts.n ? hosts_of_rank(&job->hosts, r) : -1;
-        if (h >= 0 && !job->hosts.host[h].local && pipe2(in_fd, O_CLOEXEC) != 0) {
-            fprintf(stderr, "collie run: pipe: %s\n", strerror(errno));
-            stop_all(job);
-            break;
-        }
-        if (h >= 0)
-            snprintf(k->tag, sizeof k->tag, "[rank %d@%s] ", r, job->hosts.host[h].name);
-        else
-            snprintf(k->tag, sizeof k->tag, "[rank %d] ", r);
-        k->stdin_fd = in_fd[1];
-        pid_t pid = fork();
-        if (pid == 0) {
-            if (in_fd[1] >= 0)
-                close(in_fd[1]);
-            child(job, r, in_fd[0], out_fd, err_fd, argv + i, &old);
-        }
-        if (in_fd[0] >= 0)
-            close(in_fd[0]);
-        if (in_fd[1] >= 0) { /* the token, then nothing until we close it: see hosts.h */
-            const char *token = getenv("COLLIE_TOKEN");
-            if (write(in_fd[1], token, strlen(token)) < 0 || write(in_fd[1], "\n", 1) < 0)
-                fprintf(stderr, "collie run: cannot hand rank %d its token\n", r);
-        }
-        if (pid < 0) {
-            fprintf(stderr, "collie run: fork for rank %d: %s\n", r, strerror(errno));
-            stop_all(job);
-            job->exit_code = 1;
-            break;
-        }
-        setpgid(pid, pid); /* also here: no race with an early killpg */
-        k->pid = pid;
-        k->running = 1;
-        job->live++;
-        if (job->tag) {
-            close(out_fd[1]);
-            close(err_fd[1]);
-            k->streams[0] = (struct stream){.fd = out_fd[0], .out = 1};
-            k->streams[1] = (struct stream){.fd = err_fd[0], .out = 2};
-        }
-    }
-    int code = supervise(job, sfd);
+    code = supervise(job, sfd);
     for (int r = 0; r < job->n; r++)
         if (job->ranks[r].stdin_fd >= 0)
             close(job->ranks[r].stdin_fd);

@@ -109,164 +109,220 @@ static double evaluate(collie_comm *comm, struct mlp *m, const struct dataset *t
     return (double)correct / test->n;
 }
 
-int train_run(collie_comm *comm, const struct train_config *c, struct train_result *r)
-{
-    int rank = collie_rank(comm), ranks = collie_size(comm), rc = -1;
-    memset(r, 0, sizeof *r);
-    r->ranks = ranks;
-    r->time_to_target_s = -1;
-    r->epoch_to_target = -1;
+/* One run's state: the data, the model, its buffers and what is measured. */
+struct run {
+    collie_comm *comm;
+    const struct train_config *c;
+    struct train_result *r;
+    int rank, ranks, steps_per_epoch, iter;
     struct dataset train, test;
-    /* Every rank learns whether every rank loaded its data: they fail together, at once. */
-    int loaded = load(c, &train, &test, rank) == 0, all = loaded;
-    if (check(comm, collie_allreduce(comm, &all, &all, 1, COLLIE_INT32, COLLIE_MIN), "start") ||
-        !all) {
-        if (loaded) {
-            dataset_free(&train);
-            dataset_free(&test);
-        }
-        if (all == 0 && loaded && rank == 0)
-            fprintf(stderr,
-                    "collie train: another rank could not load the data (see its output)\n");
+    struct mlp m;
+    struct optim o;
+    struct lr_schedule lr;
+    float *xb;
+    uint8_t *yb;
+    int *perm;
+    double *iter_s; /* seconds of each step */
+    void *wire;     /* the 16-bit gradients, when compressed */
+    double t_start, compute, comm_s, grad_bytes;
+};
+
+/* Loads the data on every rank; all fail together if any could not. 0, or -1. */
+static int load_everywhere(struct run *u)
+{
+    int loaded = load(u->c, &u->train, &u->test, u->rank) == 0, all = loaded;
+    if (check(u->comm, collie_allreduce(u->comm, &all, &all, 1, COLLIE_INT32, COLLIE_MIN),
+              "start") == 0 &&
+        all)
+        return 0;
+    if (loaded) {
+        dataset_free(&u->train);
+        dataset_free(&u->test);
+    }
+    if (all == 0 && loaded && u->rank == 0)
+        fprintf(stderr, "collie train: another rank could not load the data (see its output)\n");
+    return -1;
+}
+
+/* The buffers and the schedule, and the same weights everywhere (the model exists). */
+static int setup(struct run *u)
+{
+    const struct train_config *c = u->c;
+    u->steps_per_epoch = u->train.n / (c->batch * u->ranks);
+    if (u->steps_per_epoch < 1) {
+        if (u->rank == 0)
+            fprintf(stderr, "collie train: %d samples do not fill one global batch of %d x %d\n",
+                    u->train.n, c->batch, u->ranks);
         return -1;
     }
-    int sizes[MLP_MAX_LAYERS + 1], nl = c->nhidden + 1;
-    sizes[0] = train.dim;
-    for (int l = 0; l < c->nhidden; l++)
-        sizes[l + 1] = c->hidden[l];
-    sizes[nl] = train.classes == 2 ? 1 : train.classes; /* two classes: one sigmoid output */
-    struct mlp m;
-    struct optim o = {
-        .momentum = c->momentum, .weight_decay = c->weight_decay, .nesterov = c->nesterov};
-    int steps_per_epoch = train.n / (c->batch * ranks);
-    float *xb = malloc(sizeof(float) * (size_t)c->batch * (size_t)train.dim);
-    uint8_t *yb = malloc((size_t)c->batch);
-    int *perm = malloc(sizeof(int) * (size_t)train.n);
-    int max_iters = c->max_steps > 0 ? c->max_steps : steps_per_epoch * c->epochs;
-    double *iter_s = malloc(sizeof(double) * (size_t)(max_iters + 1));
-    r->epoch = calloc((size_t)c->epochs + 1, sizeof *r->epoch);
-    void *wire = NULL;
-    if (steps_per_epoch < 1) {
-        if (rank == 0)
-            fprintf(stderr, "collie train: %d samples do not fill one global batch of %d x %d\n",
-                    train.n, c->batch, ranks);
-        goto out;
-    }
-    if (mlp_init(&m, sizes, nl, c->dropout, c->batch > 1024 ? c->batch : 1024, c->seed) ||
-        optim_init(&o, c->optim, m.nparams) || !xb || !yb || !perm || !iter_s || !r->epoch ||
-        !(wire = malloc(m.nparams * 2))) {
+    int max_iters = c->max_steps > 0 ? c->max_steps : u->steps_per_epoch * c->epochs;
+    u->xb = malloc(sizeof(float) * (size_t)c->batch * (size_t)u->train.dim);
+    u->yb = malloc((size_t)c->batch);
+    u->perm = malloc(sizeof(int) * (size_t)u->train.n);
+    u->iter_s = malloc(sizeof(double) * (size_t)(max_iters + 1));
+    u->r->epoch = calloc((size_t)c->epochs + 1, sizeof *u->r->epoch);
+    if (!u->xb || !u->yb || !u->perm || !u->iter_s || !u->r->epoch ||
+        !(u->wire = malloc(u->m.nparams * 2))) {
         fprintf(stderr, "collie train: out of memory\n");
-        goto out_model; /* both free what their init left, or nothing */
+        return -1;
     }
-    r->nparams = m.nparams;
+    u->r->nparams = u->m.nparams;
+    lr_schedule_init(&u->lr, c->lr, u->ranks, c->scale_lr,
+                     (long)c->warmup_epochs * u->steps_per_epoch, c->plateau_factor,
+                     c->plateau_patience, c->min_lr);
     /* Same seed, same weights; the broadcast makes it so whatever the seed does. */
-    if (check(comm, collie_broadcast(comm, m.params, m.nparams, COLLIE_FLOAT32, 0), "broadcast"))
-        goto out_model;
-    struct lr_schedule lr;
-    lr_schedule_init(&lr, c->lr, ranks, c->scale_lr, (long)c->warmup_epochs * steps_per_epoch,
-                     c->plateau_factor, c->plateau_patience, c->min_lr);
-    double t_start = collie_wtime(), compute = 0, comm_s = 0, grad_bytes = 0;
-    int iter = 0;
-    for (int e = 0; e < c->epochs && (c->max_steps <= 0 || iter < c->max_steps); e++) {
-        double loss_sum = 0, t_epoch = collie_wtime();
-        dataset_shuffle(perm, train.n, c->seed, e);
-        int steps = 0;
-        for (int s = 0; s < steps_per_epoch && (c->max_steps <= 0 || iter < c->max_steps); s++) {
-            const int *idx = perm + ((size_t)s * (size_t)ranks + (size_t)rank) * (size_t)c->batch;
-            for (int i = 0; i < c->batch; i++) {
-                memcpy(xb + (size_t)i * (size_t)train.dim,
-                       train.x + (size_t)idx[i] * (size_t)train.dim,
-                       sizeof(float) * (size_t)train.dim);
-                yb[i] = train.y[idx[i]];
-            }
-            double t0 = collie_wtime();
-            loss_sum += mlp_forward_backward(&m, xb, yb, c->batch, 1);
-            double t1 = collie_wtime();
-            unsigned long long before, after;
-            collie_get_counters(comm, NULL, &before);
-            if (average(comm, c, m.grads, m.nparams, wire))
-                goto out_model;
-            collie_get_counters(comm, NULL, &after);
-            grad_bytes += (double)(after - before);
-            double t2 = collie_wtime();
-            optim_step(&o, m.params, m.grads, lr_schedule_at(&lr, (long)e * steps_per_epoch + s));
-            double t3 = collie_wtime();
-            if (iter >= WARMUP_ITERS) {
-                compute += (t1 - t0) + (t3 - t2);
-                comm_s += t2 - t1;
-            }
-            iter_s[iter++] = t3 - t0;
-            steps++;
-        }
-        double loss = loss_sum;
-        if (check(comm, collie_allreduce(comm, &loss, &loss, 1, COLLIE_FLOAT64, COLLIE_SUM),
-                  "loss"))
-            goto out_model;
-        double acc = evaluate(comm, &m, &test);
-        if (acc < 0)
-            goto out_model;
-        struct train_epoch *ep = &r->epoch[r->epochs_run++];
-        ep->epoch = e + 1;
-        ep->wall_s = collie_wtime() - t_start;
-        ep->loss = loss / ((double)steps * ranks);
-        ep->test_accuracy = acc;
-        ep->samples_per_s = (double)steps * c->batch * ranks / (collie_wtime() - t_epoch);
-        ep->lr = lr_schedule_at(&lr, (long)(e + 1) * steps_per_epoch - 1);
-        int decayed = lr_schedule_epoch_end(&lr, ep->loss); /* the same loss on every rank */
-        r->final_test_accuracy = acc;
-        int reached = c->target > 0 && acc >= c->target && r->time_to_target_s < 0;
-        if (reached) {
-            r->time_to_target_s = ep->wall_s;
-            r->epoch_to_target = e + 1;
-        }
-        if (rank == 0 && !c->quiet) {
-            printf(
-                "epoch %3d  loss %.4f  test accuracy %.4f  %7.1f s  %9.0f samples/s  lr %.3g%s%s\n",
-                e + 1, ep->loss, acc, ep->wall_s, ep->samples_per_s, ep->lr,
-                decayed ? "  (loss on a plateau: lr decayed)" : "",
-                reached ? "  <- target reached" : "");
-            fflush(stdout);
-        }
-        if (reached) /* every rank saw the same accuracy: all stop together */
-            break;
+    return check(u->comm, collie_broadcast(u->comm, u->m.params, u->m.nparams, COLLIE_FLOAT32, 0),
+                 "broadcast");
+}
+
+/* Step s of epoch e: this rank's share of the global batch, gradients averaged. */
+static int step(struct run *u, int e, int s, double *loss_sum)
+{
+    const struct train_config *c = u->c;
+    const int *idx = u->perm + ((size_t)s * (size_t)u->ranks + (size_t)u->rank) * (size_t)c->batch;
+    for (int i = 0; i < c->batch; i++) {
+        memcpy(u->xb + (size_t)i * (size_t)u->train.dim,
+               u->train.x + (size_t)idx[i] * (size_t)u->train.dim,
+               sizeof(float) * (size_t)u->train.dim);
+        u->yb[i] = u->train.y[idx[i]];
     }
+    double t0 = collie_wtime();
+    *loss_sum += mlp_forward_backward(&u->m, u->xb, u->yb, c->batch, 1);
+    double t1 = collie_wtime();
+    unsigned long long before, after;
+    collie_get_counters(u->comm, NULL, &before);
+    if (average(u->comm, c, u->m.grads, u->m.nparams, u->wire))
+        return -1;
+    collie_get_counters(u->comm, NULL, &after);
+    u->grad_bytes += (double)(after - before);
+    double t2 = collie_wtime();
+    optim_step(&u->o, u->m.params, u->m.grads,
+               lr_schedule_at(&u->lr, (long)e * u->steps_per_epoch + s));
+    double t3 = collie_wtime();
+    if (u->iter >= WARMUP_ITERS) {
+        u->compute += (t1 - t0) + (t3 - t2);
+        u->comm_s += t2 - t1;
+    }
+    u->iter_s[u->iter++] = t3 - t0;
+    return 0;
+}
+
+/* Epoch e: its steps, then loss, accuracy and the report; *stop when the target is reached. */
+static int epoch(struct run *u, int e, int *stop)
+{
+    const struct train_config *c = u->c;
+    struct train_result *r = u->r;
+    double loss_sum = 0, t_epoch = collie_wtime();
+    dataset_shuffle(u->perm, u->train.n, c->seed, e);
+    int steps = 0;
+    for (int s = 0; s < u->steps_per_epoch && (c->max_steps <= 0 || u->iter < c->max_steps);
+         s++, steps++)
+        if (step(u, e, s, &loss_sum))
+            return -1;
+    double loss = loss_sum;
+    if (check(u->comm, collie_allreduce(u->comm, &loss, &loss, 1, COLLIE_FLOAT64, COLLIE_SUM),
+              "loss"))
+        return -1;
+    double acc = evaluate(u->comm, &u->m, &u->test);
+    if (acc < 0)
+        return -1;
+    struct train_epoch *ep = &r->epoch[r->epochs_run++];
+    ep->epoch = e + 1;
+    ep->wall_s = collie_wtime() - u->t_start;
+    ep->loss = loss / ((double)steps * u->ranks);
+    ep->test_accuracy = acc;
+    ep->samples_per_s = (double)steps * c->batch * u->ranks / (collie_wtime() - t_epoch);
+    ep->lr = lr_schedule_at(&u->lr, (long)(e + 1) * u->steps_per_epoch - 1);
+    int decayed = lr_schedule_epoch_end(&u->lr, ep->loss); /* the same loss on every rank */
+    r->final_test_accuracy = acc;
+    int reached = c->target > 0 && acc >= c->target && r->time_to_target_s < 0;
+    if (reached) {
+        r->time_to_target_s = ep->wall_s;
+        r->epoch_to_target = e + 1;
+    }
+    if (u->rank == 0 && !c->quiet) {
+        printf("epoch %3d  loss %.4f  test accuracy %.4f  %7.1f s  %9.0f samples/s  lr %.3g%s%s\n",
+               e + 1, ep->loss, acc, ep->wall_s, ep->samples_per_s, ep->lr,
+               decayed ? "  (loss on a plateau: lr decayed)" : "",
+               reached ? "  <- target reached" : "");
+        fflush(stdout);
+    }
+    *stop = reached; /* every rank saw the same accuracy: all stop together */
+    return 0;
+}
+
+/* Throughput (mean +- 1.96 std over timed steps), the split, bytes moved, the weights. */
+static int summarize(struct run *u)
+{
+    const struct train_config *c = u->c;
+    struct train_result *r = u->r;
+    int iter = u->iter, timed = iter - WARMUP_ITERS;
     r->steps = iter;
-    /* Throughput per timed iteration: global batch / step time; mean +- 1.96 std. */
-    int timed = iter - WARMUP_ITERS;
     if (timed > 1) {
         double sum = 0, sq = 0;
         for (int i = WARMUP_ITERS; i < iter; i++) {
-            double t = (double)c->batch * ranks / iter_s[i];
+            double t = (double)c->batch * u->ranks / u->iter_s[i];
             sum += t;
             sq += t * t;
         }
         r->throughput_mean = sum / timed;
         double var = sq / timed - r->throughput_mean * r->throughput_mean;
         r->throughput_ci95 = 1.96 * sqrt(var > 0 ? var : 0);
-        r->compute_s_per_iter = compute / timed;
-        r->comm_s_per_iter = comm_s / timed;
+        r->compute_s_per_iter = u->compute / timed;
+        r->comm_s_per_iter = u->comm_s / timed;
     }
     size_t elem = c->grad_dtype == COLLIE_FLOAT32 ? 4 : 2;
     /* The A6000 study's formula: (N / (B k)) x parameters x bytes per element. */
     r->bytes_per_epoch_formula =
-        (double)train.n / ((double)c->batch * ranks) * (double)m.nparams * (double)elem;
+        (double)u->train.n / ((double)c->batch * u->ranks) * (double)u->m.nparams * (double)elem;
     /* What this rank's gradient allreduces handed to its peers, per epoch of steps. */
-    r->bytes_per_epoch_actual = iter ? grad_bytes / iter * steps_per_epoch : 0;
-    r->weights = malloc(m.nparams * sizeof(float));
+    r->bytes_per_epoch_actual = iter ? u->grad_bytes / iter * u->steps_per_epoch : 0;
+    r->weights = malloc(u->m.nparams * sizeof(float));
     if (r->weights)
-        memcpy(r->weights, m.params, m.nparams * sizeof(float));
-    rc = r->weights ? 0 : -1;
-out_model:
-    mlp_free(&m);
-    optim_free(&o);
+        memcpy(r->weights, u->m.params, u->m.nparams * sizeof(float));
+    return r->weights ? 0 : -1;
+}
+
+int train_run(collie_comm *comm, const struct train_config *c, struct train_result *r)
+{
+    struct run u = {
+        .comm = comm, .c = c, .r = r, .rank = collie_rank(comm), .ranks = collie_size(comm)};
+    memset(r, 0, sizeof *r);
+    r->ranks = u.ranks;
+    r->time_to_target_s = -1;
+    r->epoch_to_target = -1;
+    if (load_everywhere(&u))
+        return -1;
+    int sizes[MLP_MAX_LAYERS + 1], nl = c->nhidden + 1, rc = -1;
+    sizes[0] = u.train.dim;
+    for (int l = 0; l < c->nhidden; l++)
+        sizes[l + 1] = c->hidden[l];
+    sizes[nl] = u.train.classes == 2 ? 1 : u.train.classes; /* two classes: one sigmoid output */
+    u.o = (struct optim){
+        .momentum = c->momentum, .weight_decay = c->weight_decay, .nesterov = c->nesterov};
+    if (mlp_init(&u.m, sizes, nl, c->dropout, c->batch > 1024 ? c->batch : 1024, c->seed) ||
+        optim_init(&u.o, c->optim, u.m.nparams)) {
+        fprintf(stderr, "collie train: out of memory\n");
+        goto out; /* both free what their init left, or nothing */
+    }
+    if (setup(&u))
+        goto out;
+    u.t_start = collie_wtime();
+    int stop = 0;
+    for (int e = 0; e < c->epochs && !stop && (c->max_steps <= 0 || u.iter < c->max_steps); e++)
+        if (epoch(&u, e, &stop))
+            goto out;
+    rc = summarize(&u);
 out:
-    free(wire);
-    free(xb);
-    free(yb);
-    free(perm);
-    free(iter_s);
-    dataset_free(&train);
-    dataset_free(&test);
+    mlp_free(&u.m);
+    optim_free(&u.o);
+    free(u.wire);
+    free(u.xb);
+    free(u.yb);
+    free(u.perm);
+    free(u.iter_s);
+    dataset_free(&u.train);
+    dataset_free(&u.test);
     return rc;
 }
 

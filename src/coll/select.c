@@ -266,7 +266,9 @@ collie_status collie__select_check_hosts(collie_comm *comm)
 
 const struct collie__algo *collie__select_peek(const collie_comm *comm, const struct collie__op *op)
 {
-    const struct collie__algo *best = entry(op->desc.coll, comm->forced[op->desc.coll]);
+    /* The hot path of every call: look the table up only when COLLIE_ALGO forced something. */
+    const struct collie__algo *best =
+        comm->forced[op->desc.coll] ? entry(op->desc.coll, comm->forced[op->desc.coll]) : NULL;
     double best_cost = 0;
     enum collie__algo_scope scope = comm->nhosts > 1 ? COLLIE_SCOPE_ANY : COLLIE_SCOPE_HOST;
     for (int i = 0; !comm->forced[op->desc.coll] && i < N_ALGOS; i++) {

@@ -55,6 +55,14 @@ expect_status 0 "$collie" bench --sizes mlbench --dry-run
 expect_output "^allreduce 4$"
 expect_output "^allreduce 400000000$"
 
+# --rounds: min and max beside the median; rounds over 2x apart are marked and warned about
+expect_status 0 env COLLIE_TEST_SLOW_ROUND=1 "$collie" bench -n 2 -b 8 -e 64 -f 8 --iters 20 --warmup 1 --rounds 2
+expect_output "median\(us\) +min\(us\) +max\(us\)"
+expect_output "^ +64 +16 +float32 +sum .*  <- rounds differ > 2x$"
+expect_output "collie bench: warning: allreduce: rounds differ by more than 2x at 2 size"
+expect_status 0 "$collie" bench -n 2 -b 8 -e 64 -f 8 --iters 20 --warmup 1 --rounds 2 --noise 1
+expect_output "^ +64 +16 +float32 +sum "
+
 # usage errors
 expect_status 2 "$collie" bench --dtype float128
 expect_output "bad value 'float128' for --dtype"

@@ -8,7 +8,6 @@
 #include <stdio.h>
 
 /* X(id, type, default, meaning).  The variable is "COLLIE_" #id. */
-/* clang-format off: one row per variable reads better than the formatter's layout */
 #define COLLIE_CONFIG_TABLE(X)                                                                     \
     X(RANK, INT, "",                                                                               \
       "this process's rank; set by `collie run` (else RANK, "                                      \
@@ -53,16 +52,19 @@
       "bytes of the shared-memory ring of each ordered pair of ranks "                             \
       "for send/recv")                                                                             \
     X(SPIN_US, INT, "-1",                                                                          \
-      "microseconds a waiting rank polls before yielding the CPU; -1: 50 "                         \
-      "when ranks <= cores on the host, else 0")                                                   \
+      "microseconds a waiting rank polls before yielding the CPU (not at all "                     \
+      "when the awaited rank shares its CPU); -1: 50 when ranks <= cores "                         \
+      "on the host, else 0")                                                                       \
     X(YIELD_US, INT, "-1",                                                                         \
       "microseconds a waiting rank calls sched_yield before it sleeps on a "                       \
       "futex; -1: 1000 when ranks <= cores, else 2000")                                            \
+    X(MOVE, INT, "1",                                                                              \
+      "1: when the host has a CPU for every rank and the scheduler keeps two "                     \
+      "ranks on one of them, the higher rank moves itself to another CPU of "                      \
+      "its affinity mask (which it leaves as it was); 0: never")                                   \
     X(NT_MIN, SIZE, "8M",                                                                          \
       "outputs of at least this many bytes are written with non-temporal "                         \
       "stores, which bypass the caches (0: never)")
-
-/* clang-format on */
 
 enum collie__config_id {
 #define COLLIE_CONFIG_ENUM(id, type, def, doc) COLLIE_CFG_##id,

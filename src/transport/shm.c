@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,8 @@ static void set_wait_policy(struct collie__shm *s, int ranks_on_host, int cpus)
     /* Oversubscribed, the awaited rank most likely waits for this very CPU: yield at once. */
     s->spin_ns = (uint64_t)(spin >= 0 ? spin : oversubscribed ? 0 : 50) * 1000u;
     s->yield_ns = (uint64_t)(yield >= 0 ? yield : oversubscribed ? 2000 : 1000) * 1000u;
-    s->spin_budget_ns = s->spin_ns;
+    /* With a CPU for every rank, two ranks stuck on one CPU are the scheduler's accident. */
+    s->may_move = !oversubscribed && collie__config_int(COLLIE_CFG_MOVE) != 0;
 }
 
 /* The leader's half: a fresh memfd, sized and initialised. Returns the fd or -1. */
@@ -146,6 +148,8 @@ static void attach(struct collie__shm *s, void *base, int n, int me)
     s->n = n;
     s->me = me;
     s->ctl[me].pid = (int32_t)getpid();
+    s->cpu = sched_getcpu();
+    atomic_store_explicit(&s->ctl[me].cpu, s->cpu, memory_order_relaxed);
     atomic_store_explicit(&s->ctl[me].state, COLLIE_RANK_ALIVE, memory_order_release);
 }
 
@@ -234,6 +238,10 @@ static void shm_transport_close(collie_comm *comm)
     struct collie__shm *s = comm->shm;
     if (!s)
         return;
+    COLLIE_INFO("shm",
+                "waits that ended while polling: %llu, while yielding: %llu, after "
+                "sleeping: %llu; waits that found the peer on this CPU: %llu",
+                s->waits_polled, s->waits_yielded, s->waits_slept, s->waits_shared_cpu);
     atomic_store_explicit(&s->ctl[s->me].state, COLLIE_RANK_LEFT, memory_order_release);
     wake_everyone(s);
     munmap(s->hdr, s->map.total);

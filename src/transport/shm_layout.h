@@ -27,7 +27,7 @@
 #include "../core/comm.h"
 #include "wire.h"
 
-#define COLLIE_SHM_MAGIC 0x636f6c6c69650003ull /* "collie" + layout version */
+#define COLLIE_SHM_MAGIC 0x636f6c6c69650004ull /* "collie" + layout version */
 #define COLLIE_SHM_BLOCK 128
 
 /* One set of rings per message channel of wire.h (collectives, user send/recv). */
@@ -49,6 +49,7 @@ struct collie__rank_ctl {
     struct collie__flag step; /* syncs posted by this rank */
     _Alignas(COLLIE_SHM_BLOCK) _Atomic uint32_t state;
     int32_t pid;
+    _Atomic int32_t cpu; /* where this rank last waited (shm_wait.c); written when it changes */
     struct collie__op_desc desc[2]; /* desc[seq & 1]: the collective in flight */
 };
 
@@ -94,7 +95,17 @@ struct collie__shm {
     int check_desc;        /* the next sync compares peers' descriptors */
     uint32_t *sent, *rcvd; /* [channel * n + peer]: bytes pushed to / taken from each ring */
     uint64_t spin_ns, yield_ns;
-    uint64_t spin_budget_ns; /* adapts within [SPIN_FLOOR, spin_ns]: see shm_wait.c */
+    int cpu;           /* the CPU this rank last published in its ctl */
+    int may_move;      /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */
+    int shared_streak; /* consecutive waits that found the peer on this CPU */
+    uint64_t moved_ns; /* when this rank last moved */
+    /*
+     * How this rank's waits went: found the peer sharing this CPU (and so
+     * yielded at once); ended while polling, while yielding, after sleeping;
+     * went to sleep early because a yield lost the CPU for a slice.
+     */
+    unsigned long long waits_shared_cpu, waits_polled, waits_yielded, waits_slept;
+    unsigned long long waits_yield_lost, moves;
 };
 
 static inline size_t collie__shm_pair(const struct collie__shm *s, int ch, int from, int to)

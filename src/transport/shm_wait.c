@@ -7,6 +7,17 @@
  * futex (oversubscribed ranks do not steal cycles from the ones computing).
  * Every phase watches the deadline, the host's abort record and, about ten
  * times a second while sleeping, whether the awaited peer still lives.
+ *
+ * Whether to spin at all is decided per wait, from where the peer is: each
+ * rank publishes the CPU it waits on (sched_getcpu, a vDSO read of about
+ * 4 ns, stored only when it changes).  A peer on this CPU cannot run until
+ * this rank lets it, so the wait yields at once; a peer elsewhere is polled
+ * for up to COLLIE_SPIN_US.  A stale value corrects itself at the peer's next
+ * wait.  An earlier policy adapted a polling budget to how past waits ended
+ * (halve when polling failed, double when it worked): once both ranks of a
+ * pair were yielding, each answered the other only after a 0.6 us
+ * sched_yield, every wait outlasted the 1 us floor, and a job settled at
+ * 2.7 us per 8-byte allreduce instead of 0.3 (docs/PERFORMANCE.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,21 +34,55 @@
 #include "shm_layout.h"
 
 #define SLEEP_SLICE_NS 100000000ull /* liveness is re-checked this often */
-#define SPIN_FLOOR_NS 1000ull       /* the adaptive budget never drops below a probe */
+#define YIELD_LOST_NS 100000ull     /* a sched_yield this long ran another thread's slice */
+#define MOVE_STREAK 16              /* waits in a row on the peer's CPU before moving off it */
+#define MOVE_EVERY_NS 10000000ull   /* at most one move per 10 ms */
 
 /*
- * The polling budget adapts: a wait that polling could not satisfy halves it
- * (the peer is not running: it may be waiting for this CPU, as when the
- * scheduler briefly puts two ranks on one core), one that it satisfied
- * doubles it back, up to COLLIE_SPIN_US.
+ * Leaves this CPU for another one of the thread's affinity mask: excluding
+ * the current CPU from the mask migrates the thread at once, and restoring
+ * the mask keeps it where it landed until the scheduler moves it again.  The
+ * mask the user set is what it was before.  Returns 1 if it moved.
  */
-static void adapt_spin(struct collie__shm *s, int polled_in_time)
+static int move_off(int here)
 {
-    if (!s->spin_ns)
-        return;
-    uint64_t b = s->spin_budget_ns;
-    b = polled_in_time ? 2 * b + SPIN_FLOOR_NS : b / 2;
-    s->spin_budget_ns = b > s->spin_ns ? s->spin_ns : b < SPIN_FLOOR_NS ? SPIN_FLOOR_NS : b;
+    cpu_set_t mask, elsewhere;
+    if (here < 0 || here >= CPU_SETSIZE || sched_getaffinity(0, sizeof mask, &mask) != 0)
+        return 0;
+    elsewhere = mask;
+    CPU_CLR(here, &elsewhere);
+    if (!CPU_COUNT(&elsewhere) || sched_setaffinity(0, sizeof elsewhere, &elsewhere) != 0)
+        return 0;
+    sched_setaffinity(0, sizeof mask, &mask);
+    return 1;
+}
+
+/*
+ * Whether local rank peer last waited on the CPU this rank runs on now.
+ * With a CPU for every rank on the host, a pair that keeps sharing one
+ * (measured: the scheduler can leave two ranks that hand a CPU back and
+ * forth on one core for a whole run, each operation 10x slower, while the
+ * other core idles: both always look cache-hot) is split: the higher rank
+ * moves, at most every MOVE_EVERY_NS.
+ */
+static int shares_cpu(struct collie__shm *s, int peer)
+{
+    int here = sched_getcpu();
+    if (here != s->cpu) {
+        s->cpu = here;
+        atomic_store_explicit(&s->ctl[s->me].cpu, here, memory_order_relaxed);
+    }
+    int shared = here >= 0 && atomic_load_explicit(&s->ctl[peer].cpu, memory_order_relaxed) == here;
+    s->shared_streak = shared ? s->shared_streak + 1 : 0;
+    if (s->shared_streak >= MOVE_STREAK && s->may_move && s->me > peer) {
+        uint64_t now = collie__now_ns();
+        s->shared_streak = 0;
+        if (now - s->moved_ns >= MOVE_EVERY_NS && move_off(here)) {
+            s->moved_ns = now;
+            s->moves++;
+        }
+    }
+    return shared;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -178,14 +223,22 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
     if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
         return COLLIE_OK;
     struct collie__shm *s = comm->shm;
+    uint64_t spin_ns = s->spin_ns;
+    if (spin_ns && shares_cpu(s, peer)) {
+        spin_ns = 0;
+        s->waits_shared_cpu++;
+    }
     uint64_t start = collie__now_ns();
     /* The deadline is per wait: a long collective that keeps moving never times out. */
     uint64_t deadline = start + (uint64_t)(comm->timeout_s * 1e9);
-    uint64_t spin_end = start + s->spin_budget_ns, yield_end = spin_end + s->yield_ns;
-    int yielding = s->spin_budget_ns == 0;
+    uint64_t spin_end = start + spin_ns, yield_end = spin_end + s->yield_ns, last = start;
+    int yielding = spin_ns == 0;
     for (unsigned i = 0;; i++) {
         if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target)) {
-            adapt_spin(s, !yielding);
+            if (yielding)
+                s->waits_yielded++;
+            else
+                s->waits_polled++;
             return COLLIE_OK;
         }
         /* Polling checks the clock every 64 rounds; yielding, every round. */
@@ -196,6 +249,17 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
             uint64_t now = collie__now_ns();
             if (now >= yield_end || now >= deadline)
                 break;
+            /*
+             * A yield that came back this late handed the CPU to a thread
+             * that kept it for a slice (a busy pool beside the ranks): more
+             * yields would each cost as much.  Sleep instead: a futex wake
+             * preempts such a thread at once.
+             */
+            if (yielding && now - last > YIELD_LOST_NS) {
+                s->waits_yield_lost++;
+                break;
+            }
+            last = now;
             yielding = now >= spin_end;
         }
         if (yielding)
@@ -203,6 +267,6 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
         else
             cpu_relax();
     }
-    adapt_spin(s, 0);
+    s->waits_slept++;
     return sleep_until(comm, f, target, peer, what, deadline);
 }

@@ -54,9 +54,11 @@ struct bench_opts {
     int nranks; /* -n: launch this many ranks */
     int rounds; /* A B A B ...: repetitions of every job */
     int stream;
-    int round;   /* internal: the round a measuring job belongs to */
-    int dry_run; /* list the sizes, measure nothing */
-    int corrupt; /* testing: rank 0 flips a byte of each checked result */
+    int noise;       /* busy threads beside each rank (--noise) */
+    double min_time; /* seconds each size is timed for at least (--min-time) */
+    int round;       /* internal: the round a measuring job belongs to */
+    int dry_run;     /* list the sizes, measure nothing */
+    int corrupt;     /* testing: rank 0 flips a byte of each checked result */
     const char *algo, *baseline, *csv, *json, *plot, *raw;
     const char *hosts, *hostfile, *rsh; /* across hosts: passed to collie run (and mpirun) */
 };
@@ -70,6 +72,8 @@ struct bench_row {
     collie_op op;
     int inplace;
     double mean_us, median_us; /* slowest rank's mean and median per operation */
+    double min_us, max_us;     /* merged rows only: the fastest and slowest round's mean */
+    int rounds;                /* merged rows only: how many rounds were merged */
     long long wrong;           /* -1: not checked */
     char algo[24];
 };
@@ -82,6 +86,13 @@ struct bench_rows {
 /* Parses the options common to collie bench and collie-bench-mpi; argv[0] is the command. */
 int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog);
 void bench_usage(FILE *out, const char *prog);
+
+/*
+ * Starts n threads that compute until bench_noise_stop(), as a BLAS or OpenMP
+ * pool beside a training job does (noise.c); 0, or -1 if one could not start.
+ */
+int bench_noise_start(int n);
+void bench_noise_stop(void);
 
 /* Seconds on the monotonic clock (the MPI baseline links no libcollie: no collie_wtime). */
 double bench_now_s(void);

@@ -100,10 +100,16 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
     ADD("%d", o->iters);
     ADD("--warmup");
     ADD("%d", o->warmup);
+    ADD("--min-time");
+    ADD("%.17g", o->min_time);
     ADD("--root");
     ADD("%d", o->root);
     if (o->inplace)
         ADD("--inplace");
+    if (o->noise) {
+        ADD("--noise");
+        ADD("%d", o->noise);
+    }
     if (!o->check)
         ADD("--no-check");
     if (o->corrupt)

@@ -52,6 +52,8 @@ void bench_usage(FILE *out, const char *prog)
             "  --op OP         sum (default), prod, min, max, avg\n"
             "  --iters N       timed iterations per size (default 100, as MLBench)\n"
             "  --warmup N      untimed iterations first (default 5)\n"
+            "  --min-time S    time each size for at least S seconds, running more than --iters\n"
+            "                  where they take less (default 0.01; 0: exactly --iters)\n"
             "  --inplace       sendbuf == recvbuf\n"
             "  --root R        root of broadcast and reduce (default 0)\n"
             "  --algo NAME     force a collie algorithm (sets COLLIE_ALGO)\n"
@@ -59,6 +61,8 @@ void bench_usage(FILE *out, const char *prog)
             "  --baseline mpi  run the identical sweep with MPI too, side by side\n"
             "  --rounds R      repeat every job R times, alternating collie and the baseline\n"
             "                  (A B A B ...); tables show the median of the rounds\n"
+            "  --noise N       keep N busy threads in every rank, computing as an OpenMP or BLAS\n"
+            "                  pool does beside a training job (default 0: nothing but the ranks)\n"
             "  --stream        measure memory bandwidth; show the large allreduces' share of\n"
             "                  the memory-traffic floor\n"
             "  --csv FILE, --json FILE, --plot FILE.png   write the rows, and draw them\n"
@@ -116,6 +120,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
                              .op = COLLIE_SUM,
                              .iters = 100,
                              .warmup = 5,
+                             .min_time = 0.01,
                              .check = 1,
                              .rounds = 1};
     for (int i = 1; i < argc; i++) {
@@ -208,6 +213,16 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             if (!is_int || n < 0)
                 goto bad;
             o->root = (int)n;
+        } else if (!strcmp(a, "--min-time")) {
+            char *e2;
+            double t = strtod(v, &e2);
+            if (*e2 || !(t >= 0) || t > 60)
+                goto bad;
+            o->min_time = t;
+        } else if (!strcmp(a, "--noise")) {
+            if (!is_int || n < 0 || n > 64)
+                goto bad;
+            o->noise = (int)n;
         } else if (!strcmp(a, "--rounds")) {
             if (!is_int || n < 1 || n > 100)
                 goto bad;

@@ -25,7 +25,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The median over rounds of one backend's row for (coll, bytes); NULL if none. */
+#define SPREAD_WARN 2.0 /* rounds of one size further apart than this make a figure suspect */
+
+/*
+ * The median over rounds of one backend's row for (coll, bytes), with the
+ * rounds' min and max mean; 0 if there is none.
+ */
 static int merged(const struct bench_rows *rows, const char *backend, int coll, size_t bytes,
                   struct bench_row *out)
 {
@@ -48,6 +53,9 @@ static int merged(const struct bench_rows *rows, const char *backend, int coll, 
     qsort(median, (size_t)n, sizeof *median, cmp_double);
     out->mean_us = n % 2 ? mean[n / 2] : (mean[n / 2 - 1] + mean[n / 2]) / 2;
     out->median_us = n % 2 ? median[n / 2] : (median[n / 2 - 1] + median[n / 2]) / 2;
+    out->min_us = mean[0];
+    out->max_us = mean[n - 1];
+    out->rounds = n;
     return 1;
 }
 
@@ -79,33 +87,49 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
             continue;
         struct bench_row a, b;
         merged(rows, "collie", c, sizes[0], &a);
-        printf("#\n# collie bench %s: %d ranks (%d per host), %s %s, %s, %d iterations after %d "
-               "warm-up%s\n",
+        char per_size[64] = "";
+        if (o->min_time > 0)
+            snprintf(per_size, sizeof per_size, " (or more, to time about %g ms)",
+                     o->min_time * 1e3);
+        printf("#\n# collie bench %s: %d ranks (%d per host), %s %s, %s, %d iterations%s after "
+               "%d warm-up%s\n",
                bench_coll_name(c), a.ranks, a.local_size, bench_dtype_name(o->dtype),
-               bench_op_name(o->op), o->inplace ? "in place" : "out of place", o->iters, o->warmup,
-               o->rounds > 1 ? ", median of the rounds" : "");
+               bench_op_name(o->op), o->inplace ? "in place" : "out of place", o->iters, per_size,
+               o->warmup, o->rounds > 1 ? ", median of the rounds" : "");
         printf("# time: mean per operation of the slowest rank; busbw from it, as nccl-tests\n#\n");
-        printf("# %12s %12s %9s %6s %11s %11s %12s", "size(B)", "count", "type", "redop",
-               "time(us)", "median(us)", "busbw(GB/s)");
+        int spread = o->rounds > 1; /* the rounds' min and max beside their median */
+        printf("# %12s %12s %9s %6s %11s %11s", "size(B)", "count", "type", "redop", "time(us)",
+               "median(us)");
+        if (spread)
+            printf(" %10s %10s", "min(us)", "max(us)");
+        printf(" %12s", "busbw(GB/s)");
         if (base)
             printf(" %11s %11s %12s %6s", "mpi_time", "mpi_median", "mpi_busbw", "ratio");
+        if (base && spread)
+            printf(" %10s %10s", "mpi_min", "mpi_max");
         if (stream)
             printf(" %7s", "floor%");
         printf(" %7s  %s\n", "#wrong", "algo");
         double sum_bus = 0, sum_base = 0;
-        int n_bus = 0;
+        int n_bus = 0, n_unsteady = 0;
         for (size_t s = 0; s < ns; s++) {
             if (!merged(rows, "collie", c, sizes[s], &a))
                 continue;
             int have_b = base && merged(rows, "mpi", c, sizes[s], &b);
-            printf("%14zu %12zu %9s %6s %11.2f %11.2f %12.3f", a.bytes, a.count,
-                   bench_dtype_name(a.dtype), bench_op_name(a.op), a.mean_us, a.median_us,
-                   busbw(&a, a.mean_us));
+            printf("%14zu %12zu %9s %6s %11.2f %11.2f", a.bytes, a.count, bench_dtype_name(a.dtype),
+                   bench_op_name(a.op), a.mean_us, a.median_us);
+            if (spread)
+                printf(" %10.2f %10.2f", a.min_us, a.max_us);
+            printf(" %12.3f", busbw(&a, a.mean_us));
             if (base && have_b)
                 printf(" %11.2f %11.2f %12.3f %6.2f", b.mean_us, b.median_us, busbw(&b, b.mean_us),
                        b.mean_us / a.mean_us);
             else if (base)
                 printf(" %11s %11s %12s %6s", "-", "-", "-", "-");
+            if (base && spread && have_b)
+                printf(" %10.2f %10.2f", b.min_us, b.max_us);
+            else if (base && spread)
+                printf(" %10s %10s", "-", "-");
             if (stream) {
                 double floor_us = bench_floor_us(stream, &a);
                 if (floor_us > 0)
@@ -116,10 +140,23 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
             printf(" %7lld", a.wrong);
             if (have_b)
                 printf("/%lld", b.wrong);
-            printf("  %s\n", a.algo);
+            int unsteady = (a.rounds > 1 && a.max_us > SPREAD_WARN * a.min_us) ||
+                           (have_b && b.rounds > 1 && b.max_us > SPREAD_WARN * b.min_us);
+            printf("  %s%s\n", a.algo, unsteady ? "  <- rounds differ > 2x" : "");
+            n_unsteady += unsteady;
             sum_bus += busbw(&a, a.mean_us);
             sum_base += have_b ? busbw(&b, b.mean_us) : 0;
             n_bus++;
+        }
+        if (n_unsteady) {
+            printf("# warning: at %d size(s) the slowest round took over %.0fx the fastest: the "
+                   "machine was not steady (or the waiting is bimodal); do not publish these "
+                   "medians alone\n",
+                   n_unsteady, SPREAD_WARN);
+            fprintf(stderr,
+                    "collie bench: warning: %s: rounds differ by more than %.0fx at %d size(s) "
+                    "(marked in the table)\n",
+                    bench_coll_name(c), SPREAD_WARN, n_unsteady);
         }
         if (n_bus) {
             printf("# Avg bus bandwidth    : %g\n", sum_bus / n_bus);

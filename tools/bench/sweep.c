@@ -161,6 +161,36 @@ static int fail(struct bench_backend *b, const char *what)
     return -1;
 }
 
+/*
+ * Testing: COLLIE_TEST_SLOW_ROUND=R makes every timed operation of round R
+ * 200 us slower, so that the tests can see bench flag rounds that disagree.
+ */
+static int test_slow_round(void)
+{
+    const char *v = getenv("COLLIE_TEST_SLOW_ROUND");
+    return v && *v ? atoi(v) : -1;
+}
+
+#define ITERS_CAP 1000000 /* --min-time never asks for more operations per size */
+#define MAX_ITERS(o) ((o)->min_time > 0 && (o)->iters < ITERS_CAP ? ITERS_CAP : (o)->iters)
+
+/*
+ * --min-time: enough iterations that a size is timed for at least that long
+ * (a mean over 100 operations of 0.3 us is 30 us, and one timer interrupt
+ * moves it by half), at least --iters.  From the slowest rank's warm-up, so
+ * that every rank runs the same count.
+ */
+static int scaled_iters(struct bench_backend *b, const struct bench_opts *o, double per_op,
+                        int *iters)
+{
+    if (b->max_double(b, &per_op))
+        return -1;
+    double want = per_op > 0 ? ceil(o->min_time / per_op) : ITERS_CAP;
+    if (want > *iters)
+        *iters = want > ITERS_CAP ? ITERS_CAP : (int)want;
+    return 0;
+}
+
 static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c, int round,
                      struct bench_rows *rows)
 {
@@ -174,7 +204,7 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         total += (double)sizes[k] + 4096;
     }
     unsigned char *send = malloc(max_send + 64), *recv = malloc(max_recv + 64);
-    double *times = malloc(sizeof(double) * (size_t)o->iters);
+    double *times = malloc(sizeof(double) * (size_t)MAX_ITERS(o));
     if (!send || !recv || !times) {
         fprintf(stderr, "bench: no memory for %zu + %zu bytes\n", max_send, max_recv);
         return -1;
@@ -182,6 +212,7 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
     memset(send, 0, max_send + 64); /* fault the pages in before anything is timed */
     memset(recv, 0, max_recv + 64);
     int ok = 0;
+    int slow_round = test_slow_round();
     for (size_t k = 0; k < nsizes && ok == 0; k++) {
         shape(c, sizes[k], es, b->size, &count, &sb, &rb);
         const void *s = send;
@@ -191,22 +222,33 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         fill(b, c, o, send, sb);
         if (o->inplace && c == BENCH_ALLGATHER)
             memcpy((void *)s, send, count * es);
-        for (int i = 0; i < o->warmup && ok == 0; i++)
+        /* The warm-up's last operations estimate the time of one (the first ones fault pages in). */
+        double warm = 0;
+        int timed_warmup = o->warmup / 2;
+        for (int i = 0; i < o->warmup && ok == 0; i++) {
+            if (i == o->warmup - timed_warmup)
+                warm = bench_now_s();
             ok = b->run(b, c, s, r, count, o->dtype, o->op, o->root);
+        }
+        int iters = o->iters;
+        if (ok == 0 && timed_warmup && o->min_time > 0)
+            ok = scaled_iters(b, o, (bench_now_s() - warm) / timed_warmup, &iters);
         if (ok == 0)
             ok = b->barrier(b);
-        for (int i = 0; i < o->iters && ok == 0; i++) {
+        for (int i = 0; i < iters && ok == 0; i++) {
             double t = bench_now_s();
             ok = b->run(b, c, s, r, count, o->dtype, o->op, o->root);
+            if (round == slow_round)
+                nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
             times[i] = bench_now_s() - t;
         }
         if (ok)
             return fail(b, bench_coll_name(c));
         double mean = 0;
-        for (int i = 0; i < o->iters; i++)
-            mean += times[i] / o->iters;
-        qsort(times, (size_t)o->iters, sizeof *times, by_value);
-        double median = times[o->iters / 2];
+        for (int i = 0; i < iters; i++)
+            mean += times[i] / iters;
+        qsort(times, (size_t)iters, sizeof *times, by_value);
+        double median = times[iters / 2];
         long long wrong = -1;
         if (o->check) { /* once more, on fresh inputs */
             fill(b, c, o, send, sb);
@@ -263,10 +305,16 @@ int bench_sweep(struct bench_backend *b, const struct bench_opts *o, int round,
             fprintf(stderr, "bench: --root %d is not a rank of %d\n", o->root, b->size);
         return -1;
     }
-    for (int k = 0; k < o->ncolls; k++)
-        if (sweep_one(b, o, o->colls[k], round, rows))
-            return -1;
-    return 0;
+    if (bench_noise_start(o->noise)) {
+        fprintf(stderr, "%s: rank %d could not start %d noise threads\n", b->name, b->rank,
+                o->noise);
+        return -1;
+    }
+    int rc = 0;
+    for (int k = 0; k < o->ncolls && rc == 0; k++)
+        rc = sweep_one(b, o, o->colls[k], round, rows) ? -1 : 0;
+    bench_noise_stop();
+    return rc;
 }
 
 void bench_rows_add(struct bench_rows *rows, const struct bench_row *r)

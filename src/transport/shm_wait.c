@@ -35,7 +35,7 @@
 
 #define SLEEP_SLICE_NS 100000000ull /* liveness is re-checked this often */
 #define YIELD_LOST_NS 100000ull     /* a sched_yield this long ran another thread's slice */
-#define MOVE_STREAK 16              /* waits in a row on the peer's CPU before moving off it */
+#define MOVE_STREAK 4               /* waits in a row on the peer's CPU before moving off it */
 #define MOVE_EVERY_NS 10000000ull   /* at most one move per 10 ms */
 
 /*

@@ -63,6 +63,12 @@ expect_output "collie bench: warning: allreduce: rounds differ by more than 2x a
 expect_status 0 "$collie" bench -n 2 -b 8 -e 64 -f 8 --iters 20 --warmup 1 --rounds 2 --noise 1
 expect_output "^ +64 +16 +float32 +sum "
 
+# pingpong: send/recv between pairs, checked; the odd rank out of 3 idles
+expect_status 0 "$collie" bench pingpong -n 3 -b 8 -e 32K -f 8 "${quick[@]}"
+expect_output "^ +32768 +8192 +float32 +sum .* 0  send/recv$"
+expect_status 0 "$collie" bench all -n 2 -b 8 -e 8 "${quick[@]}" --dry-run
+printf '%s\n' "$out" | grep -q pingpong && fail "'all' runs the collectives, not pingpong: $out"
+
 # usage errors
 expect_status 2 "$collie" bench --dtype float128
 expect_output "bad value 'float128' for --dtype"
@@ -76,6 +82,8 @@ if [ -x "$(dirname "$collie")/collie-bench-mpi" ] && command -v mpirun >/dev/nul
     expect_output "^ +4096 +1024 +float32 +sum .* [0-9.]+ +0/0  "
     [ "$(grep -c '^mpi,' "$dir/b.csv")" = "$(grep -c '^collie,' "$dir/b.csv")" ] || fail "unequal rows: $(cat "$dir/b.csv")"
     [ "$(grep -c '^mpi,allreduce,1,' "$dir/b.csv")" = 3 ] || fail "round 1 rows missing (64, 512, 4096 B)"
+    expect_status 0 "$collie" bench pingpong -n 2 -b 8 -e 4K -f 8 "${quick[@]}" --baseline mpi
+    expect_output "^ +4096 +1024 +float32 +sum .* 0/0  send/recv$"
     expect_status 0 "$collie" bench -n 2 -b 8 -e 64 "${quick[@]}" --baseline mpi --dtype bfloat16 --op avg
     expect_output "^ +64 +32 +bfloat16 +avg .* 0/0  "
 else

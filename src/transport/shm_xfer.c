@@ -35,11 +35,12 @@ static void push(collie_comm *comm, struct collie__xfer *x, int to)
     unsigned char *ring = collie__shm_ring(s, (int)x->chan, s->me, to);
     uint32_t cap = (uint32_t)s->map.ring_bytes, *head = &s->sent[x->chan * (unsigned)s->n + to];
     struct collie__xfer_stripe *st = &x->st[0];
-    for (;;) {
+    /* Done is checked first: the tail is the receiver's cache line, not to be read for nothing. */
+    while (!collie__xfer_stripe_done(x, 0)) {
         uint32_t room = cap - (*head - atomic_load_explicit(&c->tail.value, memory_order_acquire));
         if (room > cap / 4)
             room = cap / 4;
-        if (!room || collie__xfer_stripe_done(x, 0))
+        if (!room)
             return;
         if (st->hdr_done < HDR) {
             size_t n = put(ring, cap, head, room, (const unsigned char *)&x->hdr[0] + st->hdr_done,

@@ -88,7 +88,7 @@ static size_t moved_bytes(const struct collie__xfer *x)
 collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
 {
     uint64_t timeout_ns = (uint64_t)(comm->timeout_s * 1e9);
-    uint64_t last_move = collie__now_ns();
+    uint64_t stalled_since = 0; /* the clock is read only once nothing moves */
     for (;;) {
         int left = 0, moved = 0;
         for (int i = 0; i < n; i++) {
@@ -103,10 +103,14 @@ collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
         }
         if (!left)
             return COLLIE_OK;
+        if (moved) {
+            stalled_since = 0;
+            continue;
+        }
         uint64_t now = collie__now_ns();
-        if (moved)
-            last_move = now;
-        else if (now - last_move >= timeout_ns) {
+        if (!stalled_since) {
+            stalled_since = now;
+        } else if (now - stalled_since >= timeout_ns) {
             const struct collie__xfer *w = NULL;
             for (int i = 0; i < n && !w; i++)
                 w = x[i].left ? &x[i] : NULL;
@@ -116,11 +120,9 @@ collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
                                 comm->rank, comm->timeout_s, w->peer, w->send ? "take" : "send",
                                 w->len, collie__coll_name(comm->cur.coll), comm->cur.seq);
         }
-        if (!moved) {
-            collie_status st = wait_some(comm, x, n);
-            if (st != COLLIE_OK)
-                return st;
-        }
+        collie_status st = wait_some(comm, x, n);
+        if (st != COLLIE_OK)
+            return st;
     }
 }
 

@@ -18,6 +18,16 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
     case BENCH_ALLGATHER: st = collie_allgather(comm, send, recv, count, t); break;
     case BENCH_REDUCE_SCATTER: st = collie_reduce_scatter(comm, send, recv, count, t, op); break;
     case BENCH_ALLTOALL: st = collie_alltoall(comm, send, recv, count, t); break;
+    case BENCH_PINGPONG: {
+        int peer = b->rank ^ 1;
+        if (peer >= b->size)
+            st = COLLIE_OK;
+        else if (b->rank % 2 == 0 && (st = collie_send(comm, send, count, t, peer)) == COLLIE_OK)
+            st = collie_recv(comm, recv, count, t, peer);
+        else if (b->rank % 2 && (st = collie_recv(comm, recv, count, t, peer)) == COLLIE_OK)
+            st = collie_send(comm, send, count, t, peer);
+        break;
+    }
     case BENCH_NCOLLS: break;
     }
     return st == COLLIE_OK ? 0 : -1;
@@ -38,6 +48,8 @@ static int sum_ll(struct bench_backend *b, long long *v)
 /* The algorithm the library picks for this size: the same selection the call makes. */
 static const char *algo(struct bench_backend *b, enum bench_coll c, size_t bytes)
 {
+    if (c == BENCH_PINGPONG)
+        return "send/recv";
     const char *name = collie__tools_algo(comm_of(b), bench_coll_name(c), bytes);
     return name ? name : "?";
 }

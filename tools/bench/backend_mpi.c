@@ -152,6 +152,19 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
             divide(recv, count, t, b->size);
         break;
     case BENCH_ALLTOALL: rc = MPI_Alltoall(in, n, dt, recv, n, dt, MPI_COMM_WORLD); break;
+    case BENCH_PINGPONG: {
+        int peer = b->rank ^ 1;
+        rc = MPI_SUCCESS;
+        if (peer >= b->size)
+            break;
+        if (b->rank % 2 == 0 &&
+            (rc = MPI_Send(send, n, dt, peer, 0, MPI_COMM_WORLD)) == MPI_SUCCESS)
+            rc = MPI_Recv(recv, n, dt, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else if (b->rank % 2 && (rc = MPI_Recv(recv, n, dt, peer, 0, MPI_COMM_WORLD,
+                                               MPI_STATUS_IGNORE)) == MPI_SUCCESS)
+            rc = MPI_Send(send, n, dt, peer, 0, MPI_COMM_WORLD);
+        break;
+    }
     case BENCH_NCOLLS: break;
     }
     return check(rc);

@@ -23,6 +23,7 @@ enum bench_coll {
     BENCH_ALLGATHER,
     BENCH_REDUCE_SCATTER,
     BENCH_ALLTOALL,
+    BENCH_PINGPONG, /* send/recv between rank pairs (0-1, 2-3, ...); not part of "all" */
     BENCH_NCOLLS
 };
 

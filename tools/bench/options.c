@@ -7,8 +7,8 @@
 
 #include "bench.h"
 
-static const char *const coll_names[BENCH_NCOLLS] = {"allreduce", "broadcast",      "reduce",
-                                                     "allgather", "reduce_scatter", "alltoall"};
+static const char *const coll_names[BENCH_NCOLLS] = {
+    "allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall", "pingpong"};
 static const char *const dtype_names[] = {"float32", "float64", "float16", "bfloat16",
                                           "int8",    "uint8",   "int32",   "int64"};
 static const size_t dtype_sizes[] = {4, 8, 2, 2, 1, 1, 4, 8};
@@ -33,7 +33,7 @@ double bench_busbw_factor(int c, int n)
     case BENCH_ALLGATHER:
     case BENCH_REDUCE_SCATTER:
     case BENCH_ALLTOALL: return (double)(n - 1) / n;
-    default: return 1.0; /* broadcast, reduce */
+    default: return 1.0; /* broadcast, reduce; pingpong: bytes over one-way time */
     }
 }
 
@@ -42,7 +42,8 @@ void bench_usage(FILE *out, const char *prog)
     fprintf(out,
             "usage: %s [COLLECTIVE|all] [-n RANKS] [options]\n"
             "  COLLECTIVE      allreduce (default), broadcast, reduce, allgather, reduce_scatter,\n"
-            "                  alltoall, or all\n"
+            "                  alltoall, or all of these; or pingpong: send/recv between rank\n"
+            "                  pairs (0-1, 2-3, ...), time one way (half the round trip)\n"
             "  -n RANKS        launch RANKS ranks on this host (else: run as a rank of the job)\n"
             "  -b, -e, -f      smallest and largest size in bytes (K/M/G suffixes) and the factor\n"
             "                  between sizes, as nccl-tests (default -b 8 -e 64M -f 2)\n"
@@ -130,10 +131,10 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             o->colls[o->ncolls++ % BENCH_NCOLLS] = c;
             continue;
         }
-        if (!strcmp(a, "all")) {
-            for (c = 0; c < BENCH_NCOLLS; c++)
+        if (!strcmp(a, "all")) { /* the collectives */
+            for (c = 0; c < BENCH_PINGPONG; c++)
                 o->colls[c] = c;
-            o->ncolls = BENCH_NCOLLS;
+            o->ncolls = BENCH_PINGPONG;
             continue;
         }
         if (!strcmp(a, "--inplace")) {

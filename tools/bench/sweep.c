@@ -52,6 +52,13 @@ static void encode(collie_dtype t, void *p, size_t i, double v)
     }
 }
 
+/* pingpong: the rank this one exchanges with, or -1 for the odd one out. */
+static int partner(const struct bench_backend *b)
+{
+    int p = b->rank ^ 1;
+    return p < b->size ? p : -1;
+}
+
 static int reduces(int c)
 {
     return c == BENCH_ALLREDUCE || c == BENCH_REDUCE || c == BENCH_REDUCE_SCATTER;
@@ -104,12 +111,13 @@ static long long verify(const struct bench_backend *b, int c, const struct bench
     unsigned char want[8];
     long long wrong = 0;
     size_t elems = c == BENCH_ALLGATHER || c == BENCH_ALLTOALL ? count * n : count;
-    if (c == BENCH_REDUCE && b->rank != o->root)
+    if ((c == BENCH_REDUCE && b->rank != o->root) || (c == BENCH_PINGPONG && partner(b) < 0))
         return 0;
     for (size_t i = 0; i < elems; i++) {
         double v;
         switch (c) {
         case BENCH_BROADCAST: v = input(c, o->op, o->root, b->size, i); break;
+        case BENCH_PINGPONG: v = input(c, o->op, partner(b), b->size, i); break;
         case BENCH_ALLGATHER: v = input(c, o->op, (int)(i / count), b->size, i % count); break;
         case BENCH_ALLTOALL:
             v = input(c, o->op, (int)(i / count), b->size, r * count + i % count);
@@ -217,7 +225,8 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         shape(c, sizes[k], es, b->size, &count, &sb, &rb);
         const void *s = send;
         void *r = recv;
-        if (o->inplace || c == BENCH_BROADCAST) /* broadcast has one buffer: the root's input */
+        /* broadcast has one buffer: the root's input; pingpong always has two */
+        if ((o->inplace && c != BENCH_PINGPONG) || c == BENCH_BROADCAST)
             in_place(c, b, count, es, send, recv, &s, &r);
         fill(b, c, o, send, sb);
         if (o->inplace && c == BENCH_ALLGATHER)
@@ -249,6 +258,8 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
             if (round == slow_round)
                 nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
             times[i] = bench_now_s() - t;
+            if (c == BENCH_PINGPONG)
+                times[i] /= 2; /* one way, as osu_latency reports */
         }
         if (ok)
             return fail(b, bench_coll_name(c));

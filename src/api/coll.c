@@ -144,10 +144,10 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
     d->root = op->root;
     d->count = op->count;
     d->algo = COLLIE__ALGO_NONE;
-    comm->cur = *d;
 
     if (coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV) {
         int send = coll == COLLIE_COLL_SEND;
+        comm->cur = *d; /* the engine's headers and checks describe the call in flight */
         COLLIE_TRACE("p2p", "%s of %zu elements %s rank %d", collie__coll_name(coll), op->count,
                      send ? "to" : "from", op->root);
         st = collie__xfer_user(comm, op->root, send, send ? (void *)op->sendbuf : op->recvbuf,

@@ -19,8 +19,8 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
     case BENCH_REDUCE_SCATTER: st = collie_reduce_scatter(comm, send, recv, count, t, op); break;
     case BENCH_ALLTOALL: st = collie_alltoall(comm, send, recv, count, t); break;
     case BENCH_PINGPONG: {
-        int peer = b->rank ^ 1;
-        if (peer >= b->size)
+        int peer = bench_partner(b);
+        if (peer < 0)
             st = COLLIE_OK;
         else if (b->rank % 2 == 0 && (st = collie_send(comm, send, count, t, peer)) == COLLIE_OK)
             st = collie_recv(comm, recv, count, t, peer);

@@ -153,9 +153,9 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
         break;
     case BENCH_ALLTOALL: rc = MPI_Alltoall(in, n, dt, recv, n, dt, MPI_COMM_WORLD); break;
     case BENCH_PINGPONG: {
-        int peer = b->rank ^ 1;
+        int peer = bench_partner(b);
         rc = MPI_SUCCESS;
-        if (peer >= b->size)
+        if (peer < 0)
             break;
         if (b->rank % 2 == 0 &&
             (rc = MPI_Send(send, n, dt, peer, 0, MPI_COMM_WORLD)) == MPI_SUCCESS)

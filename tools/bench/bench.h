@@ -84,6 +84,13 @@ struct bench_rows {
     size_t n, cap;
 };
 
+/* pingpong: the rank this one exchanges with (0-1, 2-3, ...), or -1 for an odd one out. */
+static inline int bench_partner(const struct bench_backend *b)
+{
+    int p = b->rank ^ 1;
+    return p < b->size ? p : -1;
+}
+
 /* Parses the options common to collie bench and collie-bench-mpi; argv[0] is the command. */
 int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog);
 void bench_usage(FILE *out, const char *prog);

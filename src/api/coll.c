@@ -150,7 +150,7 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
         comm->cur = *d; /* the engine's headers and checks describe the call in flight */
         COLLIE_TRACE("p2p", "%s of %zu elements %s rank %d", collie__coll_name(coll), op->count,
                      send ? "to" : "from", op->root);
-        st = collie__xfer_user(comm, op->root, send, send ? (void *)op->sendbuf : op->recvbuf,
+        st = collie__xfer_user(comm, d, op->root, send, send ? (void *)op->sendbuf : op->recvbuf,
                                op->count * op->elem_size);
         comm->ops += st == COLLIE_OK;
         return st;

@@ -25,25 +25,36 @@ static int is_sticky(collie_status status)
 
 collie_status collie__fail(collie_comm *comm, collie_status status, const char *fmt, ...)
 {
+    char msg[sizeof comm->last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(comm->last_error, sizeof comm->last_error, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    COLLIE_WARN("error", "%s: %s", collie__status_name(status), comm->last_error);
-    if (is_sticky(status) && comm->failed == COLLIE_OK) {
-        comm->failed = status;
-        if (comm->on_fail)
-            comm->on_fail(comm, status, comm->last_error);
+    COLLIE_WARN("error", "%s: %s", collie__status_name(status), msg);
+    int first = 0;
+    pthread_mutex_lock(&comm->fail_lock);
+    /* After the first sticky failure, its detail stays: it is the cause. */
+    if (!is_sticky(atomic_load(&comm->failed)))
+        memcpy(comm->last_error, msg, sizeof msg);
+    if (is_sticky(status) && atomic_load(&comm->failed) == COLLIE_OK) {
+        atomic_store(&comm->failed, status);
+        first = 1;
     }
+    pthread_mutex_unlock(&comm->fail_lock);
+    if (first && comm->on_fail)
+        comm->on_fail(comm, status, msg);
     return status;
 }
 
 collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, const char *msg)
 {
-    snprintf(comm->last_error, sizeof comm->last_error, "%s", msg);
     COLLIE_INFO("error", "failure reported by another rank: %s", msg);
-    if (comm->failed == COLLIE_OK)
-        comm->failed = status;
+    pthread_mutex_lock(&comm->fail_lock);
+    if (atomic_load(&comm->failed) == COLLIE_OK) {
+        snprintf(comm->last_error, sizeof comm->last_error, "%s", msg);
+        atomic_store(&comm->failed, status);
+    }
+    pthread_mutex_unlock(&comm->fail_lock);
     return status;
 }
 
@@ -137,6 +148,7 @@ collie_comm *collie__comm_create(int rank, int size)
         return NULL;
     comm->rank = rank;
     comm->size = size;
+    pthread_mutex_init(&comm->fail_lock, NULL);
     comm->timeout_s = collie__config_double(COLLIE_CFG_TIMEOUT);
     comm->cpus = cpus_available();
     comm->nt_min = (size_t)collie__config_int(COLLIE_CFG_NT_MIN);
@@ -158,5 +170,6 @@ void collie__comm_free(collie_comm *comm)
     free(comm->hosts.host_of);
     free(comm->hosts.ranks);
     free(comm->hosts.start);
+    pthread_mutex_destroy(&comm->fail_lock);
     free(comm);
 }

@@ -12,6 +12,8 @@
 #ifndef COLLIE_COMM_H
 #define COLLIE_COMM_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "clock.h"
@@ -23,6 +25,7 @@ struct collie__bootstrap;
 struct collie__shm;
 struct collie__net;
 struct collie__transport;
+struct collie__async;
 
 /*
  * Called once, when the communicator first fails with a sticky status, so
@@ -64,9 +67,16 @@ struct collie_comm {
     void *scratch[2];          /* collie__scratch() */
     size_t scratch_bytes[2];
 
-    unsigned long long ops, bytes_sent; /* collie_get_counters */
-    collie_status failed;               /* sticky status; COLLIE_OK while healthy */
+    /*
+     * Shared by the threads that run this communicator's calls (the caller,
+     * the lanes of the asynchronous core, an aborting thread): the counters,
+     * the sticky status, and last_error under fail_lock.
+     */
+    _Atomic unsigned long long ops, bytes_sent; /* collie_get_counters */
+    _Atomic collie_status failed;               /* sticky status; COLLIE_OK while healthy */
+    pthread_mutex_t fail_lock;
     char last_error[512];
+    struct collie__async *async; /* the asynchronous core (src/api/), NULL until first used */
 };
 
 /* Starts the deadline of a bootstrap exchange: now + COLLIE_TIMEOUT. */
@@ -108,7 +118,7 @@ void *collie__scratch(collie_comm *comm, enum collie__scratch_id id, size_t byte
 /* Algorithms and transports count what they hand to peers (collie_get_counters). */
 static inline void collie__count_sent(collie_comm *comm, size_t bytes)
 {
-    comm->bytes_sent += bytes;
+    atomic_fetch_add_explicit(&comm->bytes_sent, bytes, memory_order_relaxed);
 }
 
 /*

@@ -148,8 +148,7 @@ static void attach(struct collie__shm *s, void *base, int n, int me)
     s->n = n;
     s->me = me;
     s->ctl[me].pid = (int32_t)getpid();
-    s->cpu = sched_getcpu();
-    atomic_store_explicit(&s->ctl[me].cpu, s->cpu, memory_order_relaxed);
+    atomic_store_explicit(&s->ctl[me].cpu, sched_getcpu(), memory_order_relaxed);
     atomic_store_explicit(&s->ctl[me].state, COLLIE_RANK_ALIVE, memory_order_release);
 }
 
@@ -241,7 +240,8 @@ static void shm_transport_close(collie_comm *comm)
     COLLIE_INFO("shm",
                 "waits that ended while polling: %llu, while yielding: %llu, after "
                 "sleeping: %llu; waits that found the peer on this CPU: %llu",
-                s->waits_polled, s->waits_yielded, s->waits_slept, s->waits_shared_cpu);
+                (unsigned long long)s->waits_polled, (unsigned long long)s->waits_yielded,
+                (unsigned long long)s->waits_slept, (unsigned long long)s->waits_shared_cpu);
     atomic_store_explicit(&s->ctl[s->me].state, COLLIE_RANK_LEFT, memory_order_release);
     wake_everyone(s);
     munmap(s->hdr, s->map.total);
@@ -300,7 +300,8 @@ collie_status collie__win_sync(collie_comm *comm)
     collie__flag_post(&s->ctl[s->me].step, step);
     for (int k = 1; k < s->n; k++) {
         int peer = (s->me + k) % s->n;
-        collie_status st = collie__flag_wait(comm, &s->ctl[peer].step, step, peer, "sync");
+        collie_status st =
+            collie__flag_wait(comm, &s->ctl[peer].step, step, peer, "sync", &comm->cur, 0);
         if (st == COLLIE_OK && s->check_desc)
             st = compare_desc(comm, peer);
         if (st != COLLIE_OK)

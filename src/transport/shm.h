@@ -36,4 +36,11 @@ void *collie__win_slot(const collie_comm *comm, int local_rank, unsigned parity)
 /* Posts this rank's progress and waits until every local rank has posted as much. */
 collie_status collie__win_sync(collie_comm *comm);
 
+/*
+ * Marks the calling thread as a background one (a lane of the asynchronous
+ * core): its waits never poll, since the user's computation may need the
+ * CPU it would burn.
+ */
+void collie__shm_wait_background(void);
+
 #endif

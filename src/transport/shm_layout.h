@@ -95,17 +95,16 @@ struct collie__shm {
     int check_desc;        /* the next sync compares peers' descriptors */
     uint32_t *sent, *rcvd; /* [channel * n + peer]: bytes pushed to / taken from each ring */
     uint64_t spin_ns, yield_ns;
-    int cpu;           /* the CPU this rank last published in its ctl */
-    int may_move;      /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */
-    int shared_streak; /* consecutive waits that found the peer on this CPU */
-    uint64_t moved_ns; /* when this rank last moved */
+    int may_move; /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */
     /*
      * How this rank's waits went: found the peer sharing this CPU (and so
      * yielded at once); ended while polling, while yielding, after sleeping;
-     * went to sleep early because a yield lost the CPU for a slice.
+     * went to sleep early because a yield lost the CPU for a slice.  The
+     * lanes of the asynchronous core wait from their own threads: relaxed
+     * atomics (counts, not synchronisation).
      */
-    unsigned long long waits_shared_cpu, waits_polled, waits_yielded, waits_slept;
-    unsigned long long waits_yield_lost, moves;
+    _Atomic unsigned long long waits_shared_cpu, waits_polled, waits_yielded, waits_slept;
+    _Atomic unsigned long long waits_yield_lost, moves;
 };
 
 static inline size_t collie__shm_pair(const struct collie__shm *s, int ch, int from, int to)
@@ -148,12 +147,15 @@ void collie__flag_wake_all(struct collie__flag *f);
 
 /*
  * Waits until f->value has reached target (wrap-safe), polling, then
- * yielding, then sleeping.  Fails with TIMEOUT past the call's deadline,
- * PEER_LOST if local rank `peer` has left or died, or the host's abort status
- * if any rank aborted.  `what` describes the wait for error messages.
+ * yielding, then sleeping.  Fails with PEER_LOST if local rank `peer` has
+ * left or died, or the host's abort status if any rank aborted; with
+ * until_ns == 0, with TIMEOUT after COLLIE_TIMEOUT, else it returns COLLIE_OK
+ * at until_ns (the caller looks again).  `what` and desc (the call waiting)
+ * describe the wait in error messages.
  */
 collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint32_t target,
-                                int peer, const char *what);
+                                int peer, const char *what, const struct collie__op_desc *desc,
+                                uint64_t until_ns);
 
 /*
  * Returns the failure another rank on the host recorded (adopting it as this
@@ -164,6 +166,7 @@ collie_status collie__shm_check_abort(collie_comm *comm);
 /* The message slots of the transport's table (shm_xfer.c); the table is in shm.c. */
 int collie__shm_xfer_stripes(const collie_comm *comm, int peer, size_t len);
 collie_status collie__shm_xfer_progress(collie_comm *comm, struct collie__xfer *x);
-collie_status collie__shm_xfer_wait(collie_comm *comm, const struct collie__xfer *x);
+collie_status collie__shm_xfer_wait(collie_comm *comm, const struct collie__xfer *x,
+                                    uint64_t until_ns);
 
 #endif

@@ -38,6 +38,22 @@
 #define MOVE_STREAK 4               /* waits in a row on the peer's CPU before moving off it */
 #define MOVE_EVERY_NS 10000000ull   /* at most one move per 10 ms */
 
+/* Per thread: the lanes of the asynchronous core wait beside the caller. */
+static _Thread_local struct {
+    int background;    /* never poll: collie__shm_wait_background() */
+    int shared_streak; /* consecutive waits that found the peer on this CPU */
+    uint64_t moved_ns; /* when this thread last moved */
+} me;
+
+void collie__shm_wait_background(void) { me.background = 1; }
+
+/* One more in a statistics counter (relaxed: a count, not synchronisation). */
+static void bump(_Atomic unsigned long long *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
 /*
  * Leaves this CPU for another one of the thread's affinity mask: excluding
  * the current CPU from the mask migrates the thread at once, and restoring
@@ -68,18 +84,16 @@ static int move_off(int here)
 static int shares_cpu(struct collie__shm *s, int peer)
 {
     int here = sched_getcpu();
-    if (here != s->cpu) {
-        s->cpu = here;
+    if (here != atomic_load_explicit(&s->ctl[s->me].cpu, memory_order_relaxed))
         atomic_store_explicit(&s->ctl[s->me].cpu, here, memory_order_relaxed);
-    }
     int shared = here >= 0 && atomic_load_explicit(&s->ctl[peer].cpu, memory_order_relaxed) == here;
-    s->shared_streak = shared ? s->shared_streak + 1 : 0;
-    if (s->shared_streak >= MOVE_STREAK && s->may_move && s->me > peer) {
+    me.shared_streak = shared ? me.shared_streak + 1 : 0;
+    if (me.shared_streak >= MOVE_STREAK && s->may_move && s->me > peer) {
         uint64_t now = collie__now_ns();
-        s->shared_streak = 0;
-        if (now - s->moved_ns >= MOVE_EVERY_NS && move_off(here)) {
-            s->moved_ns = now;
-            s->moves++;
+        me.shared_streak = 0;
+        if (now - me.moved_ns >= MOVE_EVERY_NS && move_off(here)) {
+            me.moved_ns = now;
+            bump(&s->moves);
         }
     }
     return shared;
@@ -157,7 +171,8 @@ collie_status collie__shm_check_abort(collie_comm *comm)
  * state (acquire) makes everything it posted before leaving visible.
  */
 static collie_status check_peer(collie_comm *comm, int peer, const char *what,
-                                struct collie__flag *f, uint32_t target)
+                                const struct collie__op_desc *desc, struct collie__flag *f,
+                                uint32_t target)
 {
     struct collie__rank_ctl *ctl = &comm->shm->ctl[peer];
     int grank = comm->local_to_global[peer];
@@ -166,7 +181,7 @@ static collie_status check_peer(collie_comm *comm, int peer, const char *what,
     if (!gone || reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
         return COLLIE_OK;
     char op[160];
-    collie__op_describe(&comm->cur, op, sizeof op);
+    collie__op_describe(desc, op, sizeof op);
     if (state == COLLIE_RANK_LEFT)
         return collie__fail(comm, COLLIE_ERR_PEER_LOST,
                             "rank %d called collie_finalize while rank %d waited for it (%s) in %s",
@@ -176,18 +191,21 @@ static collie_status check_peer(collie_comm *comm, int peer, const char *what,
                         (int)ctl->pid, comm->rank, what, op);
 }
 
-static collie_status timed_out(collie_comm *comm, int peer, const char *what)
+static collie_status timed_out(collie_comm *comm, int peer, const char *what,
+                               const struct collie__op_desc *desc)
 {
     char op[160];
-    collie__op_describe(&comm->cur, op, sizeof op);
+    collie__op_describe(desc, op, sizeof op);
     return collie__fail(comm, COLLIE_ERR_TIMEOUT,
                         "rank %d waited %.1f s (COLLIE_TIMEOUT) for rank %d (%s) in %s; that rank "
                         "is alive but did not get there: is it calling something else?",
                         comm->rank, comm->timeout_s, comm->local_to_global[peer], what, op);
 }
 
+/* Sleeps until f reaches target; at deadline fails with TIMEOUT, or returns OK if soft. */
 static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint32_t target,
-                                 int peer, const char *what, uint64_t deadline)
+                                 int peer, const char *what, const struct collie__op_desc *desc,
+                                 uint64_t deadline, int soft)
 {
     COLLIE_TRACE("shm", "rank %d sleeps waiting for rank %d (%s)", comm->rank,
                  comm->local_to_global[peer], what);
@@ -197,8 +215,8 @@ static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint
             return st;
         uint64_t now = collie__now_ns();
         if (now >= deadline)
-            return timed_out(comm, peer, what);
-        st = check_peer(comm, peer, what, f, target);
+            return soft ? COLLIE_OK : timed_out(comm, peer, what, desc);
+        st = check_peer(comm, peer, what, desc, f, target);
         if (st != COLLIE_OK)
             return st;
         if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
@@ -218,27 +236,25 @@ static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint
 }
 
 collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint32_t target,
-                                int peer, const char *what)
+                                int peer, const char *what, const struct collie__op_desc *desc,
+                                uint64_t until_ns)
 {
     if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
         return COLLIE_OK;
     struct collie__shm *s = comm->shm;
-    uint64_t spin_ns = s->spin_ns;
+    uint64_t spin_ns = me.background ? 0 : s->spin_ns;
     if (spin_ns && shares_cpu(s, peer)) {
         spin_ns = 0;
-        s->waits_shared_cpu++;
+        bump(&s->waits_shared_cpu);
     }
     uint64_t start = collie__now_ns();
     /* The deadline is per wait: a long collective that keeps moving never times out. */
-    uint64_t deadline = start + (uint64_t)(comm->timeout_s * 1e9);
+    uint64_t deadline = until_ns ? until_ns : start + (uint64_t)(comm->timeout_s * 1e9);
     uint64_t spin_end = start + spin_ns, yield_end = spin_end + s->yield_ns, last = start;
     int yielding = spin_ns == 0;
     for (unsigned i = 0;; i++) {
         if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target)) {
-            if (yielding)
-                s->waits_yielded++;
-            else
-                s->waits_polled++;
+            bump(yielding ? &s->waits_yielded : &s->waits_polled);
             return COLLIE_OK;
         }
         /* Polling checks the clock every 64 rounds; yielding, every round. */
@@ -256,7 +272,7 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
              * preempts such a thread at once.
              */
             if (yielding && now - last > YIELD_LOST_NS) {
-                s->waits_yield_lost++;
+                bump(&s->waits_yield_lost);
                 break;
             }
             last = now;
@@ -267,6 +283,6 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
         else
             cpu_relax();
     }
-    s->waits_slept++;
-    return sleep_until(comm, f, target, peer, what, deadline);
+    bump(&s->waits_slept);
+    return sleep_until(comm, f, target, peer, what, desc, deadline, until_ns != 0);
 }

@@ -105,7 +105,8 @@ collie_status collie__shm_xfer_progress(collie_comm *comm, struct collie__xfer *
     return st;
 }
 
-collie_status collie__shm_xfer_wait(collie_comm *comm, const struct collie__xfer *x)
+collie_status collie__shm_xfer_wait(collie_comm *comm, const struct collie__xfer *x,
+                                    uint64_t until_ns)
 {
     struct collie__shm *s = comm->shm;
     int peer = collie__local_index(comm, x->peer);
@@ -113,8 +114,9 @@ collie_status collie__shm_xfer_wait(collie_comm *comm, const struct collie__xfer
     if (x->send) {
         struct collie__chan *c = collie__shm_chan(s, (int)x->chan, s->me, peer);
         return collie__flag_wait(comm, &c->tail, s->sent[at] - (uint32_t)s->map.ring_bytes + 1,
-                                 peer, "room in its ring");
+                                 peer, "room in its ring", x->desc, until_ns);
     }
     struct collie__chan *c = collie__shm_chan(s, (int)x->chan, peer, s->me);
-    return collie__flag_wait(comm, &c->head, s->rcvd[at] + 1, peer, "its message");
+    return collie__flag_wait(comm, &c->head, s->rcvd[at] + 1, peer, "its message", x->desc,
+                             until_ns);
 }

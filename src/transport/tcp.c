@@ -25,7 +25,7 @@ static collie_status lost(collie_comm *comm, const struct collie__xfer *x, const
 {
     return collie__fail(comm, COLLIE_ERR_PEER_LOST,
                         "rank %d lost its connection to rank %d (another host) during %s #%u: %s",
-                        comm->rank, x->peer, collie__coll_name(comm->cur.coll), comm->cur.seq, why);
+                        comm->rank, x->peer, collie__coll_name(x->desc->coll), x->desc->seq, why);
 }
 
 static collie_status send_stripe(collie_comm *comm, struct collie__xfer *x, int k)

@@ -40,10 +40,12 @@ struct collie__transport {
     /*
      * How the engine sleeps until x may move again.  A transport with file
      * descriptors fills the pollfd of stripe k (pollfd != NULL); one without
-     * (shared memory) blocks in wait() until x may move, within COLLIE_TIMEOUT.
+     * (shared memory) blocks in wait() until x may move: within COLLIE_TIMEOUT
+     * (failing with TIMEOUT) when until_ns is 0, else returning COLLIE_OK at
+     * until_ns at the latest.
      */
     void (*pollfd)(const collie_comm *comm, const struct collie__xfer *x, int k, struct pollfd *p);
-    collie_status (*wait)(collie_comm *comm, const struct collie__xfer *x);
+    collie_status (*wait)(collie_comm *comm, const struct collie__xfer *x, uint64_t until_ns);
 };
 
 extern const struct collie__transport collie__shm_transport;

@@ -6,9 +6,9 @@
 
 #define WIRE_MAGIC 0x434c5733u /* "CLW3" */
 
-void collie__wire_fill(const collie_comm *comm, struct collie__xfer *x, int k)
+void collie__wire_fill(struct collie__xfer *x, int k)
 {
-    const struct collie__op_desc *d = &comm->cur;
+    const struct collie__op_desc *d = x->desc;
     int user = x->chan == COLLIE_XFER_USER;
     x->hdr[k] = (struct collie__wire){
         .magic = WIRE_MAGIC,
@@ -46,7 +46,7 @@ collie_status collie__wire_mismatch(collie_comm *comm, int peer, const struct co
 static collie_status check_user(collie_comm *comm, const struct collie__xfer *x,
                                 const struct collie__wire *h)
 {
-    const struct collie__op_desc *d = &comm->cur;
+    const struct collie__op_desc *d = x->desc;
     if (h->coll == COLLIE_COLL_SEND && h->count == d->count && h->dtype == d->dtype)
         return COLLIE_OK;
     return collie__fail(comm, COLLIE_ERR_MISMATCH,
@@ -65,7 +65,7 @@ collie_status collie__wire_check(collie_comm *comm, const struct collie__xfer *x
                             comm->rank, x->peer, h->magic);
     if (x->chan == COLLIE_XFER_USER)
         return check_user(comm, x, h);
-    const struct collie__op_desc *d = &comm->cur;
+    const struct collie__op_desc *d = x->desc;
     struct collie__op_desc theirs = {.seq = h->seq,
                                      .coll = h->coll,
                                      .dtype = h->dtype,

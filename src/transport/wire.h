@@ -58,15 +58,16 @@ struct collie__xfer {
     size_t len;
     int nstripes, left; /* stripes in all, and not yet complete */
     const struct collie__transport *t;
+    const struct collie__op_desc *desc; /* the call it belongs to (headers, checks, messages) */
     struct collie__wire hdr[COLLIE_MAX_STREAMS]; /* sent, or received */
     struct collie__xfer_stripe st[COLLIE_MAX_STREAMS];
 };
 
-/* Writes the header of stripe k (off, len of the message) of the call in flight. */
-void collie__wire_fill(const collie_comm *comm, struct collie__xfer *x, int k);
+/* Writes the header of stripe k (off, len of the message) of x's call. */
+void collie__wire_fill(struct collie__xfer *x, int k);
 
 /*
- * Checks stripe k's header, just received, against the call this rank is in;
+ * Checks stripe k's header, just received, against x's call;
  * fails the communicator (MISMATCH, naming both calls) if it is not the one.
  */
 collie_status collie__wire_check(collie_comm *comm, const struct collie__xfer *x, int k);

@@ -25,9 +25,11 @@
 #define MIXED_POLL_MS 1 /* poll slice when transfers without descriptors are pending too */
 #define FD_POLL_MS 100  /* poll slice when only descriptors are: abort checks between */
 
-void collie__xfer_init(collie_comm *comm, struct collie__xfer *x, int peer, int send,
-                       const void *buf, size_t len, enum collie__xfer_chan chan)
+void collie__xfer_init(collie_comm *comm, struct collie__xfer *x,
+                       const struct collie__op_desc *desc, int peer, int send, const void *buf,
+                       size_t len, enum collie__xfer_chan chan)
 {
+    x->desc = desc;
     x->peer = peer;
     x->send = send;
     x->chan = chan;
@@ -41,12 +43,15 @@ void collie__xfer_init(collie_comm *comm, struct collie__xfer *x, int peer, int 
         size_t hi = len * (size_t)(k + 1) / (size_t)x->nstripes;
         x->st[k] = (struct collie__xfer_stripe){.off = lo, .len = hi - lo};
         if (send)
-            collie__wire_fill(comm, x, k);
+            collie__wire_fill(x, k);
     }
 }
 
-/* Sleeps until one of the pending transfers may move, or a slice passes. */
-static collie_status wait_some(collie_comm *comm, struct collie__xfer *x, int n)
+/*
+ * Sleeps until one of the pending transfers may move, or a slice passes, or
+ * until_ns (0: a wait without descriptors fails at its own COLLIE_TIMEOUT).
+ */
+static collie_status wait_some(collie_comm *comm, struct collie__xfer *x, int n, uint64_t until_ns)
 {
     struct pollfd fds[2 * COLLIE_MAX_STREAMS + 2];
     int nfds = 0, fdless = 0;
@@ -66,11 +71,17 @@ static collie_status wait_some(collie_comm *comm, struct collie__xfer *x, int n)
                 x[i].t->pollfd(comm, &x[i], k, &fds[nfds++]);
     }
     if (!nfds)
-        return first_fdless->t->wait(comm, first_fdless);
+        return first_fdless->t->wait(comm, first_fdless, until_ns);
     collie_status st = collie__transports_check(comm);
     if (st != COLLIE_OK)
         return st;
-    if (poll(fds, (nfds_t)nfds, fdless ? MIXED_POLL_MS : FD_POLL_MS) < 0 && errno != EINTR)
+    int ms = fdless ? MIXED_POLL_MS : FD_POLL_MS;
+    if (until_ns) {
+        uint64_t now = collie__now_ns();
+        uint64_t left_ms = now < until_ns ? (until_ns - now + 999999) / 1000000 : 0;
+        ms = left_ms < (uint64_t)ms ? (int)left_ms : ms;
+    }
+    if (poll(fds, (nfds_t)nfds, ms) < 0 && errno != EINTR)
         return collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d: poll: %s", comm->rank,
                             strerror(errno));
     return COLLIE_OK;
@@ -85,22 +96,38 @@ static size_t moved_bytes(const struct collie__xfer *x)
     return bytes;
 }
 
+collie_status collie__xfer_poll(collie_comm *comm, struct collie__xfer *x, int n, int *moved)
+{
+    *moved = 0;
+    for (int i = 0; i < n; i++) {
+        if (!x[i].left)
+            continue;
+        size_t before = moved_bytes(&x[i]); /* a stripe only completes by moving bytes */
+        collie_status st = x[i].t->progress(comm, &x[i]);
+        if (st != COLLIE_OK)
+            return st;
+        *moved |= moved_bytes(&x[i]) != before;
+    }
+    return COLLIE_OK;
+}
+
+collie_status collie__xfer_sleep(collie_comm *comm, struct collie__xfer *x, int n,
+                                 uint64_t until_ns)
+{
+    return wait_some(comm, x, n, until_ns ? until_ns : 1);
+}
+
 collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
 {
     uint64_t timeout_ns = (uint64_t)(comm->timeout_s * 1e9);
     uint64_t stalled_since = 0; /* the clock is read only once nothing moves */
     for (;;) {
         int left = 0, moved = 0;
-        for (int i = 0; i < n; i++) {
-            if (!x[i].left)
-                continue;
-            size_t before = moved_bytes(&x[i]); /* a stripe only completes by moving bytes */
-            collie_status st = x[i].t->progress(comm, &x[i]);
-            if (st != COLLIE_OK)
-                return st;
-            moved |= moved_bytes(&x[i]) != before;
+        collie_status st = collie__xfer_poll(comm, x, n, &moved);
+        if (st != COLLIE_OK)
+            return st;
+        for (int i = 0; i < n; i++)
             left += x[i].left;
-        }
         if (!left)
             return COLLIE_OK;
         if (moved) {
@@ -118,9 +145,9 @@ collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
                                 "rank %d waited COLLIE_TIMEOUT=%.1f s for rank %d to %s %zu bytes "
                                 "of %s #%u without progress",
                                 comm->rank, comm->timeout_s, w->peer, w->send ? "take" : "send",
-                                w->len, collie__coll_name(comm->cur.coll), comm->cur.seq);
+                                w->len, collie__coll_name(w->desc->coll), w->desc->seq);
         }
-        collie_status st = wait_some(comm, x, n);
+        st = wait_some(comm, x, n, 0);
         if (st != COLLIE_OK)
             return st;
     }
@@ -130,28 +157,29 @@ collie_status collie__xfer_sendrecv(collie_comm *comm, int to, const void *sbuf,
                                     int from, void *rbuf, size_t rlen)
 {
     struct collie__xfer x[2]; /* the send first: its bytes are on their way while we look */
-    collie__xfer_init(comm, &x[0], to, 1, sbuf, slen, COLLIE_XFER_COLL);
-    collie__xfer_init(comm, &x[1], from, 0, rbuf, rlen, COLLIE_XFER_COLL);
+    collie__xfer_init(comm, &x[0], &comm->cur, to, 1, sbuf, slen, COLLIE_XFER_COLL);
+    collie__xfer_init(comm, &x[1], &comm->cur, from, 0, rbuf, rlen, COLLIE_XFER_COLL);
     return collie__xfer_run(comm, x, 2);
 }
 
 collie_status collie__xfer_send(collie_comm *comm, int to, const void *buf, size_t len)
 {
     struct collie__xfer x;
-    collie__xfer_init(comm, &x, to, 1, buf, len, COLLIE_XFER_COLL);
+    collie__xfer_init(comm, &x, &comm->cur, to, 1, buf, len, COLLIE_XFER_COLL);
     return collie__xfer_run(comm, &x, 1);
 }
 
 collie_status collie__xfer_recv(collie_comm *comm, int from, void *buf, size_t len)
 {
     struct collie__xfer x;
-    collie__xfer_init(comm, &x, from, 0, buf, len, COLLIE_XFER_COLL);
+    collie__xfer_init(comm, &x, &comm->cur, from, 0, buf, len, COLLIE_XFER_COLL);
     return collie__xfer_run(comm, &x, 1);
 }
 
-collie_status collie__xfer_user(collie_comm *comm, int peer, int send, void *buf, size_t len)
+collie_status collie__xfer_user(collie_comm *comm, const struct collie__op_desc *desc, int peer,
+                                int send, void *buf, size_t len)
 {
     struct collie__xfer x;
-    collie__xfer_init(comm, &x, peer, send, buf, len, COLLIE_XFER_USER);
+    collie__xfer_init(comm, &x, desc, peer, send, buf, len, COLLIE_XFER_USER);
     return collie__xfer_run(comm, &x, 1);
 }

@@ -5,20 +5,25 @@
  * the user's collie_send / collie_recv alike.
  *
  * Several transfers progress together (a ring step sends and receives at
- * once), driven by the calling thread: no progress thread and no hand-off
- * between threads on the latency path.  The engine names no transport: it
+ * once), driven by the thread that runs the call: the caller's for a
+ * blocking call, a lane thread of the asynchronous core for a request.  The engine names no transport: it
  * moves and waits through the slots of transport.h.
  */
 #ifndef COLLIE_XFER_H
 #define COLLIE_XFER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "wire.h"
 
-/* Prepares a transfer of len bytes of buf to (send) or from peer, for the call in flight. */
-void collie__xfer_init(collie_comm *comm, struct collie__xfer *x, int peer, int send,
-                       const void *buf, size_t len, enum collie__xfer_chan chan);
+/*
+ * Prepares a transfer of len bytes of buf to (send) or from peer, for the
+ * call desc (which must outlive the transfer).
+ */
+void collie__xfer_init(collie_comm *comm, struct collie__xfer *x,
+                       const struct collie__op_desc *desc, int peer, int send, const void *buf,
+                       size_t len, enum collie__xfer_chan chan);
 
 /*
  * Drives the n transfers to completion.  A wait without progress for
@@ -34,7 +39,19 @@ collie_status collie__xfer_sendrecv(collie_comm *comm, int to, const void *sbuf,
 collie_status collie__xfer_send(collie_comm *comm, int to, const void *buf, size_t len);
 collie_status collie__xfer_recv(collie_comm *comm, int from, void *buf, size_t len);
 
-/* One user message (collie_send / collie_recv): the call in flight gives count and dtype. */
-collie_status collie__xfer_user(collie_comm *comm, int peer, int send, void *buf, size_t len);
+/* One user message (collie_send / collie_recv); desc gives its count and dtype. */
+collie_status collie__xfer_user(collie_comm *comm, const struct collie__op_desc *desc, int peer,
+                                int send, void *buf, size_t len);
+
+/*
+ * For a driver that keeps a changing set of transfers going (the
+ * point-to-point lane of the asynchronous core): moves what can move of the
+ * n transfers without blocking (*moved: whether any byte moved), and sleeps
+ * until one of the pending ones may move or until_ns passes.  Neither fails
+ * on time: the caller owns the deadline.
+ */
+collie_status collie__xfer_poll(collie_comm *comm, struct collie__xfer *x, int n, int *moved);
+collie_status collie__xfer_sleep(collie_comm *comm, struct collie__xfer *x, int n,
+                                 uint64_t until_ns);
 
 #endif

@@ -5,7 +5,8 @@
  * Every call that can fail returns a collie_status; collie_strerror() names it
  * and collie_last_error(comm) holds the detail of the last failure (which rank,
  * which peer, what was expected).  Handles are opaque.  A communicator is used
- * by one thread at a time.
+ * by one thread at a time (collie_comm_abort excepted: it may come from any
+ * thread).
  *
  * Semantics follow NCCL and MPI: sendbuf == recvbuf means in place; count == 0
  * is a valid no-op; COLLIE_AVG is the sum divided by the number of ranks
@@ -33,6 +34,8 @@ extern "C" {
 #define COLLIE_VERSION_PATCH 0
 
 typedef struct collie_comm collie_comm;
+/* One pending non-blocking operation (collie_iallreduce & co.). */
+typedef struct collie_request collie_request;
 
 /*
  * Every status, with the one-line message collie_strerror() returns for it:
@@ -56,7 +59,9 @@ typedef struct collie_comm collie_comm;
     X(COLLIE_ERR_UNSUPPORTED, "not supported by this build or configuration: collie_last_error() " \
                               "says what is missing")                                              \
     X(COLLIE_ERR_INTERNAL, "internal error in collie: please report it with the output of "        \
-                           "COLLIE_DEBUG=INFO")
+                           "COLLIE_DEBUG=INFO")                                                    \
+    X(COLLIE_ERR_ABORTED, "the communicator was aborted (collie_comm_abort): finalize it and "     \
+                          "create a new one")
 
 typedef enum {
 #define COLLIE_STATUS_ENUM(name, message) name,
@@ -203,6 +208,78 @@ COLLIE_API collie_status collie_send(collie_comm *comm, const void *buf, size_t 
                                      collie_dtype dtype, int peer);
 COLLIE_API collie_status collie_recv(collie_comm *comm, void *buf, size_t count, collie_dtype dtype,
                                      int peer);
+
+/*
+ * Non-blocking operations.  Each takes the blocking call's arguments, then
+ * req, and returns at once: the arguments are checked now (INVALID_ARG
+ * returns at once, nothing is queued, *req is NULL), the communication
+ * happens in the background and *req completes it.
+ *
+ * - Order: every rank issues the operations of a communicator, blocking and
+ *   non-blocking alike, in the same order, and they run in that order.  A
+ *   blocking call is its non-blocking form plus a wait.  Point-to-point
+ *   requests keep their order per pair and direction, and progress beside
+ *   the collectives (an isend never waits for a later collective, nor the
+ *   reverse), so exchanges that would deadlock with blocking sends complete.
+ * - Buffers belong to collie until the request completes: do not write a send
+ *   buffer or read a receive buffer before.
+ * - Progress without the caller: threads of the communicator (started at its
+ *   first non-blocking call, one for collectives and one for point-to-point,
+ *   sleeping when idle, never polling) move the operations while the caller
+ *   computes; a caller blocked in collie_wait runs queued collectives itself
+ *   (no hand-off between threads on the latency path).
+ * - Errors found later complete the request with the status, make it sticky
+ *   on the communicator, and complete every other pending request with it.
+ * - Requests may be waited or tested in any order, each exactly once to
+ *   completion (that frees it).  collie_finalize completes or fails pending
+ *   requests first; they can still be waited on afterwards.
+ */
+COLLIE_API collie_status collie_iallreduce(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                                           size_t count, collie_dtype dtype, collie_op op,
+                                           collie_request **req);
+COLLIE_API collie_status collie_ibroadcast(collie_comm *comm, void *buf, size_t count,
+                                           collie_dtype dtype, int root, collie_request **req);
+COLLIE_API collie_status collie_ireduce(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                                        size_t count, collie_dtype dtype, collie_op op, int root,
+                                        collie_request **req);
+COLLIE_API collie_status collie_iallgather(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                                           size_t sendcount, collie_dtype dtype,
+                                           collie_request **req);
+COLLIE_API collie_status collie_ireduce_scatter(collie_comm *comm, const void *sendbuf,
+                                                void *recvbuf, size_t recvcount, collie_dtype dtype,
+                                                collie_op op, collie_request **req);
+COLLIE_API collie_status collie_ialltoall(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                                          size_t count, collie_dtype dtype, collie_request **req);
+COLLIE_API collie_status collie_ibarrier(collie_comm *comm, collie_request **req);
+COLLIE_API collie_status collie_isend(collie_comm *comm, const void *buf, size_t count,
+                                      collie_dtype dtype, int peer, collie_request **req);
+COLLIE_API collie_status collie_irecv(collie_comm *comm, void *buf, size_t count,
+                                      collie_dtype dtype, int peer, collie_request **req);
+
+/*
+ * Waits until req completes (within the operation's own timeouts) and
+ * returns its status; frees req.  A NULL req returns COLLIE_OK (the
+ * request of a failed issue is NULL).
+ */
+COLLIE_API collie_status collie_wait(collie_request *req);
+
+/*
+ * Whether req has completed, without blocking: *done = 1 returns its status
+ * and frees req; *done = 0 returns COLLIE_OK and req stays pending.
+ */
+COLLIE_API collie_status collie_test(collie_request *req, int *done);
+
+/* Waits for all n requests (NULL entries are skipped), frees them, returns the first failure. */
+COLLIE_API collie_status collie_waitall(size_t n, collie_request **reqs);
+
+/*
+ * Fails comm now, from any thread: a thread blocked in a call or a wait on
+ * comm returns COLLIE_ERR_ABORTED at once, and so does every pending and
+ * later call (ranks on this host see it too; ranks on other hosts see this
+ * rank's connections end).  What a training framework's watchdog calls (as
+ * torch calls ncclCommAbort).  comm must still be finalized.
+ */
+COLLIE_API collie_status collie_comm_abort(collie_comm *comm);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,11 @@
  * checking 16M elements costs no more than filling them.
  *
  *   collie run -n N test_coll COLLECTIVE      (COLLIE_TEST_MAX_COUNT caps the counts)
+ *
+ * COLLIE_TEST_NONBLOCKING=1 runs every case through the non-blocking form
+ * instead, with two more requests in flight around it (an allreduce issued
+ * before, an allgather after, both checked) and the three waited in an order
+ * other than their issue order, changing from case to case.
  */
 #include "test_util.h"
 
@@ -21,6 +26,59 @@ static const size_t counts[] = {0, 1, 2, 3, 7, 64, 1000, 65537, 1u << 20, (1u <<
 
 static int rank, size;
 static long failures, cases;
+static int nonblocking;
+
+/* The requests around a non-blocking case: one issued before it, one after. */
+static struct {
+    collie_request *before, *after;
+    long long sum_in[3], sum_out[3];
+    int32_t gather_in, *gather_out;
+} around;
+
+static void around_issue_before(collie_comm *comm)
+{
+    for (int i = 0; i < 3; i++)
+        around.sum_in[i] = (long long)(rank + 1) * (i + 1);
+    CHECK_OK(comm, collie_iallreduce(comm, around.sum_in, around.sum_out, 3, COLLIE_INT64,
+                                     COLLIE_SUM, &around.before));
+}
+
+/* Issues the request after the case's, waits all three in a rotating order, checks the two. */
+static collie_status around_finish(collie_comm *comm, collie_status issued, collie_request *req)
+{
+    if (issued != COLLIE_OK) {
+        collie_wait(around.before);
+        return issued;
+    }
+    around.gather_in = rank * 7 + 1;
+    around.gather_out = calloc((size_t)size, sizeof(int32_t));
+    CHECK(around.gather_out, "out of memory");
+    CHECK_OK(comm, collie_iallgather(comm, &around.gather_in, around.gather_out, 1, COLLIE_INT32,
+                                     &around.after));
+    collie_request *reqs[3] = {around.before, req, around.after};
+    int first = (int)(cases % 3);
+    collie_status st = COLLIE_OK;
+    for (int k = 0; k < 3; k++) { /* first, then the others backwards */
+        collie_status s = collie_wait(reqs[(first + 3 - k) % 3]);
+        if (st == COLLIE_OK)
+            st = s;
+    }
+    long long n = size;
+    for (int i = 0; i < 3 && st == COLLIE_OK; i++)
+        CHECK(around.sum_out[i] == (i + 1) * n * (n + 1) / 2, "allreduce around the case: %lld",
+              around.sum_out[i]);
+    for (int r = 0; r < size && st == COLLIE_OK; r++)
+        CHECK(around.gather_out[r] == r * 7 + 1, "allgather around the case: [%d] = %d", r,
+              around.gather_out[r]);
+    free(around.gather_out);
+    return st;
+}
+
+/* Runs one call blocking, or non-blocking amid two more requests. */
+#define CALL(blocking, ...)                                                                        \
+    (nonblocking ? (around_issue_before(comm),                                                     \
+                    around_finish(comm, collie_i##blocking(__VA_ARGS__, &req), req))               \
+                 : collie_##blocking(__VA_ARGS__))
 
 static int is_signed(collie_dtype t) { return t != COLLIE_UINT8; }
 static int is_float(collie_dtype t) { return t <= COLLIE_BFLOAT16; }
@@ -217,11 +275,12 @@ static void run_case(collie_comm *comm, const char *coll, collie_dtype t, collie
     size_t es = test_dtype_size(t), bytes = count * es, n = (size_t)size;
     size_t bad = (size_t)-1;
     collie_status st = COLLIE_OK;
+    collie_request *req = NULL;
     cases++;
     if (!strcmp(coll, "allreduce")) {
         struct buf in = make(0, bytes), out = mode ? in : make(1, bytes);
         fill_reduced(in.p, t, op, 0, count);
-        st = collie_allreduce(comm, in.p, out.p, count, t, op);
+        st = CALL(allreduce, comm, in.p, out.p, count, t, op);
         bad = check_reduced(out.p, t, op, 0, count);
         if (!mode && bad == (size_t)-1) /* the input must be intact */
             bad = check_input(in.p, t, op, 0, count);
@@ -231,7 +290,7 @@ static void run_case(collie_comm *comm, const char *coll, collie_dtype t, collie
         struct buf in = make(0, bytes), out = mode ? in : make(1, bytes);
         fill_reduced(in.p, t, op, 0, count);
         void *recv = rank == root ? out.p : (mode ? in.p : NULL); /* non-roots may pass NULL */
-        st = collie_reduce(comm, in.p, recv, count, t, op, root);
+        st = CALL(reduce, comm, in.p, recv, count, t, op, root);
         if (rank == root)
             bad = check_reduced(out.p, t, op, 0, count);
         else if (!mode) /* a non-root passed NULL: its separate buffer stays untouched */
@@ -246,7 +305,7 @@ static void run_case(collie_comm *comm, const char *coll, collie_dtype t, collie
         struct buf b = make(0, bytes);
         if (rank == root)
             fill_pattern(b.p, root, 0, bytes);
-        st = collie_broadcast(comm, b.p, count, t, root);
+        st = CALL(broadcast, comm, b.p, count, t, root);
         bad = check_pattern(b.p, root, 0, bytes);
         if (!guard_ok(&b))
             report("guard overwritten", coll, t, op, count, mode, count);
@@ -260,7 +319,7 @@ static void run_case(collie_comm *comm, const char *coll, collie_dtype t, collie
         } else {
             fill_pattern(in.p, rank, 0, bytes);
         }
-        st = collie_allgather(comm, send, out.p, count, t);
+        st = CALL(allgather, comm, send, out.p, count, t);
         for (int r = 0; r < size && bad == (size_t)-1; r++) {
             size_t b = check_pattern(out.p + (size_t)r * bytes, r, 0, bytes);
             if (b != (size_t)-1)
@@ -274,7 +333,7 @@ static void run_case(collie_comm *comm, const char *coll, collie_dtype t, collie
         struct buf in = make(0, bytes * n), sep = make(1, bytes);
         fill_reduced(in.p, t, op, 0, count * n);
         unsigned char *out = mode == 0 ? sep.p : mode == 1 ? in.p : in.p + (size_t)rank * bytes;
-        st = collie_reduce_scatter(comm, in.p, out, count, t, op);
+        st = CALL(reduce_scatter, comm, in.p, out, count, t, op);
         bad = check_reduced(out, t, op, (size_t)rank * count, count);
         if (!mode && bad == (size_t)-1) /* the input must be intact */
             bad = check_input(in.p, t, op, 0, count * n);
@@ -287,7 +346,7 @@ static void run_case(collie_comm *comm, const char *coll, collie_dtype t, collie
         /* block b of rank r's input: pattern(r * size + b) */
         for (size_t b = 0; b < n; b++)
             fill_pattern(in.p + b * bytes, rank * size + (int)b, 0, bytes);
-        st = collie_alltoall(comm, in.p, out.p, count, t);
+        st = CALL(alltoall, comm, in.p, out.p, count, t);
         for (int r = 0; r < size && bad == (size_t)-1; r++) {
             size_t b = check_pattern(out.p + (size_t)r * bytes, r * size + rank, 0, bytes);
             if (b != (size_t)-1)
@@ -322,7 +381,8 @@ static void barrier_rounds(collie_comm *comm)
             nanosleep(&late, NULL);
         }
         double in = test_seconds();
-        CHECK_OK(comm, collie_barrier(comm));
+        collie_request *req = NULL;
+        CHECK_OK(comm, CALL(barrier, comm));
         double out = test_seconds();
         CHECK_OK(comm, collie_allgather(comm, &in, entered, 1, COLLIE_FLOAT64));
         for (int r = 0; r < size; r++) {
@@ -345,6 +405,8 @@ int main(int argc, char **argv)
           "usage: test_coll allreduce|reduce|broadcast|allgather|reduce_scatter|alltoall|barrier");
     const char *coll = argv[1];
     collie_comm *comm = test_init();
+    const char *nb = getenv("COLLIE_TEST_NONBLOCKING");
+    nonblocking = nb && *nb == '1';
     rank = collie_rank(comm);
     size = collie_size(comm);
     if (!strcmp(coll, "barrier")) {

@@ -16,6 +16,8 @@
 #include "../transport/transport.h"
 #include "../transport/xfer.h"
 #include "api.h"
+#include "async.h"
+#include "timeline.h"
 
 static collie_status invalid(collie_comm *comm, const struct collie__op *op, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -113,29 +115,34 @@ static collie_status check_args(collie_comm *comm, struct collie__op *op)
     return COLLIE_OK;
 }
 
-static collie_status run(collie_comm *comm, struct collie__op *op)
+/* The checks made when a call is issued: arguments, the communicator's health. */
+static collie_status prepare(collie_comm *comm, struct collie__op *op)
 {
     if (!comm) {
         collie__api_error("collie_%s: comm is NULL", collie__coll_name(op->desc.coll));
         return COLLIE_ERR_INVALID_ARG;
     }
-    if (comm->failed != COLLIE_OK)
-        return comm->failed; /* last_error still says why */
-    collie_status st = check_args(comm, op);
+    collie_status st = atomic_load(&comm->failed);
+    if (st != COLLIE_OK)
+        return st; /* last_error still says why */
+    st = check_args(comm, op);
     if (st == COLLIE_OK)
         st = collie__transports_check(comm);
     if (st != COLLIE_OK)
         return st;
+    if (op->desc.coll == COLLIE_COLL_ALLGATHER && op->count && op->sendbuf == op->recvbuf)
+        op->sendbuf = (unsigned char *)op->recvbuf + (size_t)comm->rank * op->count * op->elem_size;
+    return COLLIE_OK;
+}
+
+collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
+{
     enum collie__coll coll = op->desc.coll;
     if (!op->count && coll != COLLIE_COLL_BARRIER) {
-        comm->ops++;
+        atomic_fetch_add(&comm->ops, 1);
         return COLLIE_OK;
     }
-    if (coll == COLLIE_COLL_ALLGATHER && op->sendbuf == op->recvbuf)
-        op->sendbuf = (unsigned char *)op->recvbuf + (size_t)comm->rank * op->count * op->elem_size;
-
     struct collie__op_desc *d = &op->desc;
-    d->seq = comm->seq;
     d->dtype = coll == COLLIE_COLL_BARRIER ? 0 : (uint8_t)op->dtype;
     d->op = coll == COLLIE_COLL_ALLREDUCE || coll == COLLIE_COLL_REDUCE ||
                     coll == COLLIE_COLL_REDUCE_SCATTER
@@ -144,23 +151,25 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
     d->root = op->root;
     d->count = op->count;
     d->algo = COLLIE__ALGO_NONE;
-
+    collie_status st;
     if (coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV) {
         int send = coll == COLLIE_COLL_SEND;
-        comm->cur = *d; /* the engine's headers and checks describe the call in flight */
+        d->seq = 0;
         COLLIE_TRACE("p2p", "%s of %zu elements %s rank %d", collie__coll_name(coll), op->count,
                      send ? "to" : "from", op->root);
         st = collie__xfer_user(comm, d, op->root, send, send ? (void *)op->sendbuf : op->recvbuf,
                                op->count * op->elem_size);
-        comm->ops += st == COLLIE_OK;
+        if (st == COLLIE_OK)
+            atomic_fetch_add(&comm->ops, 1);
         return st;
     }
+    d->seq = comm->seq;
     if (comm->size == 1) { /* every collective of one rank is a copy, if anything */
         size_t bytes = coll == COLLIE_COLL_BARRIER ? 0 : op->count * op->elem_size;
         if (bytes && op->sendbuf != op->recvbuf)
             memcpy(op->recvbuf, op->sendbuf, bytes);
         comm->seq++;
-        comm->ops++;
+        atomic_fetch_add(&comm->ops, 1);
         return COLLIE_OK;
     }
     op->stream_out = comm->nt_min && output_bytes(comm, op) >= comm->nt_min;
@@ -174,14 +183,15 @@ static collie_status run(collie_comm *comm, struct collie__op *op)
     st = algo->run(comm, op);
     if (op->stream_out)
         collie__stream_fence();
-    comm->ops += st == COLLIE_OK;
+    if (st == COLLIE_OK)
+        atomic_fetch_add(&comm->ops, 1);
     return st;
 }
 
-static collie_status start(collie_comm *comm, enum collie__coll coll, const void *sendbuf,
-                           void *recvbuf, size_t count, collie_dtype dtype, collie_op op, int root)
+static struct collie__op make_op(enum collie__coll coll, const void *sendbuf, void *recvbuf,
+                                 size_t count, collie_dtype dtype, collie_op op, int root)
 {
-    struct collie__op o = {
+    return (struct collie__op){
         .desc = {.coll = (uint8_t)coll, .root = root},
         .sendbuf = sendbuf,
         .recvbuf = recvbuf,
@@ -190,9 +200,46 @@ static collie_status start(collie_comm *comm, enum collie__coll coll, const void
         .op = op,
         .root = root,
     };
-    return run(comm, &o);
 }
 
+/* A blocking call: checked, then run in order with any pending requests. */
+static collie_status start(collie_comm *comm, enum collie__coll coll, const void *sendbuf,
+                           void *recvbuf, size_t count, collie_dtype dtype, collie_op op, int root)
+{
+    struct collie__op o = make_op(coll, sendbuf, recvbuf, count, dtype, op, root);
+    collie_status st = prepare(comm, &o);
+    if (st != COLLIE_OK)
+        return st;
+    if (!collie__timeline_on())
+        return collie__async_blocking(comm, &o);
+    uint64_t t0 = collie__now_ns();
+    st = collie__async_blocking(comm, &o);
+    collie__timeline_blocking(comm, &o, t0, collie__now_ns());
+    return st;
+}
+
+static collie_status execute_request(collie_comm *comm, struct collie_request *r)
+{
+    return collie__op_execute(comm, &r->op);
+}
+
+/* A non-blocking call: checked now, queued on its lane. */
+static collie_status istart(collie_comm *comm, enum collie__coll coll, const void *sendbuf,
+                            void *recvbuf, size_t count, collie_dtype dtype, collie_op op, int root,
+                            collie_request **req)
+{
+    struct collie__op o = make_op(coll, sendbuf, recvbuf, count, dtype, op, root);
+    if (!req) {
+        collie__api_error("collie_i%s: req (the output pointer) is NULL", collie__coll_name(coll));
+        if (comm)
+            collie__fail(comm, COLLIE_ERR_INVALID_ARG, "collie_i%s: req is NULL",
+                         collie__coll_name(coll));
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    *req = NULL;
+    collie_status st = prepare(comm, &o);
+    return st == COLLIE_OK ? collie__async_issue(comm, &o, execute_request, NULL, req) : st;
+}
 collie_status collie_allreduce(collie_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
                                collie_dtype dtype, collie_op op)
 {
@@ -243,4 +290,60 @@ collie_status collie_send(collie_comm *comm, const void *buf, size_t count, coll
 collie_status collie_recv(collie_comm *comm, void *buf, size_t count, collie_dtype dtype, int peer)
 {
     return start(comm, COLLIE_COLL_RECV, NULL, buf, count, dtype, COLLIE_SUM, peer);
+}
+
+collie_status collie_iallreduce(collie_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                                collie_dtype dtype, collie_op op, collie_request **req)
+{
+    return istart(comm, COLLIE_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, -1, req);
+}
+
+collie_status collie_ibroadcast(collie_comm *comm, void *buf, size_t count, collie_dtype dtype,
+                                int root, collie_request **req)
+{
+    return istart(comm, COLLIE_COLL_BROADCAST, buf, buf, count, dtype, COLLIE_SUM, root, req);
+}
+
+collie_status collie_ireduce(collie_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                             collie_dtype dtype, collie_op op, int root, collie_request **req)
+{
+    return istart(comm, COLLIE_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, req);
+}
+
+collie_status collie_iallgather(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                                size_t sendcount, collie_dtype dtype, collie_request **req)
+{
+    return istart(comm, COLLIE_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, COLLIE_SUM, -1,
+                  req);
+}
+
+collie_status collie_ireduce_scatter(collie_comm *comm, const void *sendbuf, void *recvbuf,
+                                     size_t recvcount, collie_dtype dtype, collie_op op,
+                                     collie_request **req)
+{
+    return istart(comm, COLLIE_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, -1,
+                  req);
+}
+
+collie_status collie_ialltoall(collie_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                               collie_dtype dtype, collie_request **req)
+{
+    return istart(comm, COLLIE_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, COLLIE_SUM, -1, req);
+}
+
+collie_status collie_ibarrier(collie_comm *comm, collie_request **req)
+{
+    return istart(comm, COLLIE_COLL_BARRIER, NULL, NULL, 0, COLLIE_FLOAT32, COLLIE_SUM, -1, req);
+}
+
+collie_status collie_isend(collie_comm *comm, const void *buf, size_t count, collie_dtype dtype,
+                           int peer, collie_request **req)
+{
+    return istart(comm, COLLIE_COLL_SEND, buf, NULL, count, dtype, COLLIE_SUM, peer, req);
+}
+
+collie_status collie_irecv(collie_comm *comm, void *buf, size_t count, collie_dtype dtype, int peer,
+                           collie_request **req)
+{
+    return istart(comm, COLLIE_COLL_RECV, NULL, buf, count, dtype, COLLIE_SUM, peer, req);
 }

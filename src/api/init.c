@@ -14,6 +14,8 @@
 #include "../core/log.h"
 #include "../transport/transport.h"
 #include "api.h"
+#include "async.h"
+#include "timeline.h"
 
 /* Per thread: two threads failing collie_init at once each read their own. */
 static _Thread_local char init_error[512];
@@ -28,6 +30,8 @@ void collie__api_error(const char *fmt, ...)
 
 static void destroy(collie_comm *comm)
 {
+    collie__async_shutdown(comm); /* pending requests complete or fail first */
+    collie__timeline_detach(comm);
     collie__transports_close(comm);
     collie__bootstrap_close(comm);
     collie__comm_free(comm);
@@ -92,6 +96,7 @@ collie_status collie_init(collie_comm **out)
     COLLIE_INFO("init", "rank %d of %d (from %s), host '%s' (%d of %d): local rank %d of %d",
                 comm->rank, comm->size, id.source, id.host_id, comm->hosts.host_of[comm->rank] + 1,
                 comm->nhosts, comm->local_rank, comm->local_size);
+    collie__timeline_attach(comm);
     *out = comm;
     return COLLIE_OK;
 }

@@ -83,7 +83,7 @@ static collie_status recv_frame(collie_comm *comm, int fd, int peer, void *data,
             msg[0] = 0;
         msg[n] = 0;
         collie_status st =
-            f.status < COLLIE_ERR_INTERNAL ? (collie_status)f.status : COLLIE_ERR_INTERNAL;
+            f.status <= COLLIE_ERR_ABORTED ? (collie_status)f.status : COLLIE_ERR_INTERNAL;
         return collie__fail_from_peer(comm, st, msg);
     }
     if (f.len != len)

@@ -77,6 +77,7 @@ struct collie_comm {
     pthread_mutex_t fail_lock;
     char last_error[512];
     struct collie__async *async; /* the asynchronous core (src/api/), NULL until first used */
+    int timeline_id;             /* this communicator's number in COLLIE_TIMELINE's trace */
 };
 
 /* Starts the deadline of a bootstrap exchange: now + COLLIE_TIMEOUT. */

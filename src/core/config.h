@@ -64,7 +64,14 @@
       "its affinity mask (which it leaves as it was); 0: never")                                   \
     X(NT_MIN, SIZE, "8M",                                                                          \
       "outputs of at least this many bytes are written with non-temporal "                         \
-      "stores, which bypass the caches (0: never)")
+      "stores, which bypass the caches (0: never)")                                                \
+    X(FUSION_BYTES, SIZE, "64M",                                                                   \
+      "between collie_group_start and collie_group_end, consecutive "                              \
+      "allreduces of one dtype and op are fused into buffers of at most "                          \
+      "this many bytes, one allreduce each (0: never fuse)")                                       \
+    X(TIMELINE, STRING, "",                                                                        \
+      "write a Chrome trace (chrome://tracing, Perfetto) of every operation "                      \
+      "to FILE.rankN.json; `collie timeline FILE` merges the ranks' files")
 
 enum collie__config_id {
 #define COLLIE_CONFIG_ENUM(id, type, def, doc) COLLIE_CFG_##id,

@@ -130,8 +130,19 @@ static collie_status prepare(collie_comm *comm, struct collie__op *op)
         st = collie__transports_check(comm);
     if (st != COLLIE_OK)
         return st;
-    if (op->desc.coll == COLLIE_COLL_ALLGATHER && op->count && op->sendbuf == op->recvbuf)
+    enum collie__coll coll = op->desc.coll;
+    if (coll == COLLIE_COLL_ALLGATHER && op->count && op->sendbuf == op->recvbuf)
         op->sendbuf = (unsigned char *)op->recvbuf + (size_t)comm->rank * op->count * op->elem_size;
+    /* The descriptor: what every rank's call must agree on (the sequence number comes later). */
+    struct collie__op_desc *d = &op->desc;
+    d->dtype = coll == COLLIE_COLL_BARRIER ? 0 : (uint8_t)op->dtype;
+    d->op = coll == COLLIE_COLL_ALLREDUCE || coll == COLLIE_COLL_REDUCE ||
+                    coll == COLLIE_COLL_REDUCE_SCATTER
+                ? (uint8_t)op->op
+                : 0;
+    d->root = op->root;
+    d->count = op->count;
+    d->algo = COLLIE__ALGO_NONE;
     return COLLIE_OK;
 }
 
@@ -143,14 +154,6 @@ collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
         return COLLIE_OK;
     }
     struct collie__op_desc *d = &op->desc;
-    d->dtype = coll == COLLIE_COLL_BARRIER ? 0 : (uint8_t)op->dtype;
-    d->op = coll == COLLIE_COLL_ALLREDUCE || coll == COLLIE_COLL_REDUCE ||
-                    coll == COLLIE_COLL_REDUCE_SCATTER
-                ? (uint8_t)op->op
-                : 0;
-    d->root = op->root;
-    d->count = op->count;
-    d->algo = COLLIE__ALGO_NONE;
     collie_status st;
     if (coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV) {
         int send = coll == COLLIE_COLL_SEND;

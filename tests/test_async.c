@@ -1,0 +1,273 @@
+/*
+ * test_async.c - the asynchronous core beyond what test_coll checks per
+ * collective (COLLIE_TEST_NONBLOCKING=1 there).
+ *
+ *   collie run -n N test_async SCENARIO
+ *
+ * p2p        every rank isends 3 messages (one large) to every other rank and
+ *            irecvs theirs, all issued before any wait: no deadlock where
+ *            blocking sends would, every element checked, order per pair kept
+ * mixed      an isend still pending while both ranks run collectives, then
+ *            the irecv: point-to-point progresses beside the collective lane
+ * progress   rank 0 issues an allreduce and sleeps without calling collie:
+ *            the others' waits complete before it wakes (progress without the
+ *            caller), and its own wait returns the right sum
+ * abort      rank 0 waits on an irecv nobody sends while a second thread calls
+ *            collie_comm_abort: the wait returns ABORTED at once, so does every
+ *            later call; the other ranks' next collective fails too
+ * kill       the last rank SIGKILLs itself while every other rank has
+ *            requests pending: each completes with PEER_LOST, within the timeout
+ * mismatch   rank 1 issues iallreduce with another count: every rank's request
+ *            completes with MISMATCH naming both calls, and so does the
+ *            request queued behind it
+ * badargs    a bad non-blocking call returns INVALID_ARG at once with a NULL
+ *            request and queues nothing; wait(NULL) and test work
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+static collie_comm *comm;
+static int rank, size;
+
+static uint32_t word(int from, int to, int msg, size_t i)
+{
+    return (uint32_t)(from * 1000003 + to * 7919 + msg * 104729) ^ (uint32_t)(i * 2654435761u);
+}
+
+static void p2p(void)
+{
+    static const size_t lens[3] = {1, (size_t)3 << 20, 1000}; /* 12 MiB: far past any ring */
+    int n = size - 1;
+    uint32_t **out = calloc((size_t)(3 * size), sizeof *out), **in = calloc((size_t)(3 * size), sizeof *in);
+    collie_request **reqs = calloc((size_t)(6 * size), sizeof *reqs);
+    CHECK(out && in && reqs, "out of memory");
+    int nreq = 0;
+    /* Sends first everywhere: with blocking sends of 12 MiB this would deadlock. */
+    for (int m = 0; m < 3; m++)
+        for (int k = 1; k <= n; k++) {
+            int to = (rank + k) % size;
+            uint32_t *b = out[m * size + to] = malloc(lens[m] * 4);
+            CHECK(b, "out of memory");
+            for (size_t i = 0; i < lens[m]; i++)
+                b[i] = word(rank, to, m, i);
+            CHECK_OK(comm, collie_isend(comm, b, lens[m], COLLIE_INT32, to, &reqs[nreq++]));
+        }
+    for (int m = 0; m < 3; m++)
+        for (int k = 1; k <= n; k++) {
+            int from = (rank + size - k) % size;
+            uint32_t *b = in[m * size + from] = calloc(lens[m], 4);
+            CHECK(b, "out of memory");
+            CHECK_OK(comm, collie_irecv(comm, b, lens[m], COLLIE_INT32, from, &reqs[nreq++]));
+        }
+    /* Waited backwards: the receives first. */
+    for (int i = nreq - 1; i >= 0; i--)
+        CHECK_OK(comm, collie_wait(reqs[i]));
+    for (int m = 0; m < 3; m++)
+        for (int from = 0; from < size; from++) {
+            if (from == rank)
+                continue;
+            for (size_t i = 0; i < lens[m]; i++)
+                CHECK(in[m * size + from][i] == word(from, rank, m, i),
+                      "message %d from rank %d: element %zu is %u", m, from, i,
+                      in[m * size + from][i]);
+            free(in[m * size + from]);
+            free(out[m * size + from]);
+        }
+    free(in), free(out), free(reqs);
+}
+
+static void mixed(void)
+{
+    CHECK(size >= 2, "mixed needs 2 ranks");
+    size_t len = (size_t)4 << 20; /* 16 MiB: the send cannot finish before the receive */
+    uint32_t *buf = malloc(len * 4);
+    CHECK(buf, "out of memory");
+    collie_request *req = NULL;
+    if (rank == 0) {
+        for (size_t i = 0; i < len; i++)
+            buf[i] = word(0, 1, 0, i);
+        CHECK_OK(comm, collie_isend(comm, buf, len, COLLIE_INT32, 1, &req));
+    }
+    for (int k = 0; k < 5; k++) { /* rank 0's send is still pending through these */
+        int64_t x = rank + 1, sum = 0;
+        CHECK_OK(comm, collie_allreduce(comm, &x, &sum, 1, COLLIE_INT64, COLLIE_SUM));
+        CHECK(sum == (int64_t)size * (size + 1) / 2, "allreduce %d: %lld", k, (long long)sum);
+    }
+    if (rank == 1) {
+        memset(buf, 0, len * 4);
+        CHECK_OK(comm, collie_recv(comm, buf, len, COLLIE_INT32, 0));
+        for (size_t i = 0; i < len; i++)
+            CHECK(buf[i] == word(0, 1, 0, i), "element %zu is %u", i, buf[i]);
+    }
+    CHECK_OK(comm, collie_wait(req));
+    free(buf);
+}
+
+static void progress(void)
+{
+    double x[1000], y[1000];
+    for (int i = 0; i < 1000; i++)
+        x[i] = rank + i;
+    collie_request *req;
+    CHECK_OK(comm, collie_iallreduce(comm, x, y, 1000, COLLIE_FLOAT64, COLLIE_SUM, &req));
+    double done_at = 0, woke_at = 0;
+    if (rank == 0) {
+        struct timespec nap = {0, 300000000}; /* 0.3 s without a single collie call */
+        nanosleep(&nap, NULL);
+        woke_at = test_seconds();
+        CHECK_OK(comm, collie_wait(req));
+    } else {
+        CHECK_OK(comm, collie_wait(req));
+        done_at = test_seconds();
+    }
+    for (int i = 0; i < 1000; i++)
+        CHECK(y[i] == (double)size * (size - 1) / 2 + (double)size * i, "y[%d] = %g", i, y[i]);
+    double mine[2] = {done_at, woke_at}, *all = malloc(sizeof(double) * 2 * (size_t)size);
+    CHECK(all, "out of memory");
+    CHECK_OK(comm, collie_allgather(comm, mine, all, 2, COLLIE_FLOAT64));
+    for (int r = 1; r < size; r++) /* CLOCK_MONOTONIC: one clock for the host */
+        CHECK(all[2 * r] < all[1], "rank %d finished at %.6f, after rank 0 woke at %.6f: the "
+                                   "allreduce waited for rank 0's caller",
+              r, all[2 * r], all[1]);
+    free(all);
+}
+
+static void *aborter(void *arg)
+{
+    (void)arg;
+    struct timespec nap = {0, 200000000};
+    nanosleep(&nap, NULL);
+    CHECK_OK(comm, collie_comm_abort(comm));
+    return NULL;
+}
+
+static void abort_scenario(void)
+{
+    CHECK(size >= 2, "abort needs 2 ranks");
+    if (rank == 0) {
+        int x = 0;
+        collie_request *req;
+        CHECK_OK(comm, collie_irecv(comm, &x, 1, COLLIE_INT32, 1, &req)); /* never sent */
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, aborter, NULL) == 0, "pthread_create");
+        double t0 = test_seconds();
+        collie_status st = collie_wait(req);
+        double waited = test_seconds() - t0;
+        pthread_join(t, NULL);
+        CHECK(st == COLLIE_ERR_ABORTED, "wait returned %s: %s", collie_strerror(st),
+              collie_last_error(comm));
+        CHECK(waited < 5, "the aborted wait took %.2f s", waited);
+        CHECK(strstr(collie_last_error(comm), "collie_comm_abort"), "message: %s",
+              collie_last_error(comm));
+        t0 = test_seconds();
+        CHECK(collie_barrier(comm) == COLLIE_ERR_ABORTED, "a later call is not ABORTED");
+        collie_request *r2 = NULL;
+        CHECK(collie_ibarrier(comm, &r2) == COLLIE_ERR_ABORTED && !r2, "a later ibarrier");
+        CHECK(test_seconds() - t0 < 0.5, "later calls took %.2f s", test_seconds() - t0);
+    } else {
+        collie_status st = collie_barrier(comm); /* rank 0 never joins: it aborts */
+        CHECK(st != COLLIE_OK, "the barrier without rank 0 succeeded");
+    }
+}
+
+static void kill_scenario(void)
+{
+    CHECK(size >= 2, "kill needs 2 ranks");
+    if (rank == size - 1) {
+        struct timespec nap = {0, 200000000};
+        nanosleep(&nap, NULL);
+        raise(SIGKILL);
+    }
+    int32_t x[64] = {0}, y[64];
+    collie_request *reqs[3];
+    CHECK_OK(comm, collie_iallreduce(comm, x, y, 64, COLLIE_INT32, COLLIE_SUM, &reqs[0]));
+    CHECK_OK(comm, collie_irecv(comm, y, 1, COLLIE_INT32, size - 1, &reqs[1]));
+    CHECK_OK(comm, collie_ibarrier(comm, &reqs[2]));
+    double t0 = test_seconds();
+    for (int i = 0; i < 3; i++) {
+        collie_status st = collie_wait(reqs[i]);
+        CHECK(st == COLLIE_ERR_PEER_LOST, "request %d: %s (%s)", i, collie_strerror(st),
+              collie_last_error(comm));
+    }
+    CHECK(test_seconds() - t0 < 10, "the failed requests took %.2f s", test_seconds() - t0);
+}
+
+static void mismatch(void)
+{
+    CHECK(size >= 2, "mismatch needs 2 ranks");
+    float x[11] = {0}, y[11];
+    collie_request *a, *b;
+    /*
+     * Each is queued, or refused at issue when another rank's report of the
+     * failure has already arrived (sticky): either way it ends in MISMATCH.
+     */
+    collie_status ia =
+        collie_iallreduce(comm, x, y, rank == 1 ? 11 : 10, COLLIE_FLOAT32, COLLIE_SUM, &a);
+    collie_status ib = collie_ibarrier(comm, &b);
+    CHECK(ia == COLLIE_OK || (ia == COLLIE_ERR_MISMATCH && !a), "iallreduce issue: %s",
+          collie_strerror(ia));
+    CHECK(ib == COLLIE_OK || (ib == COLLIE_ERR_MISMATCH && !b), "ibarrier issue: %s",
+          collie_strerror(ib));
+    collie_status sa = ia == COLLIE_OK ? collie_wait(a) : ia;
+    collie_status sb = ib == COLLIE_OK ? collie_wait(b) : ib;
+    const char *msg = collie_last_error(comm);
+    CHECK(sa == COLLIE_ERR_MISMATCH, "iallreduce: %s (%s)", collie_strerror(sa), msg);
+    CHECK(sb == COLLIE_ERR_MISMATCH, "the request behind it: %s", collie_strerror(sb));
+    CHECK(strstr(msg, "count=10") && strstr(msg, "count=11"), "message names both: %s", msg);
+}
+
+static void badargs(void)
+{
+    float x = 1;
+    collie_request *req = (collie_request *)&x; /* must come back NULL */
+    CHECK(collie_iallreduce(comm, &x, &x, 1, COLLIE_FLOAT32, (collie_op)99, &req) ==
+              COLLIE_ERR_INVALID_ARG,
+          "bad op accepted");
+    CHECK(req == NULL, "a failed issue left a request");
+    CHECK(strstr(collie_last_error(comm), "op=99"), "message: %s", collie_last_error(comm));
+    CHECK(collie_iallreduce(comm, &x, &x, 1, COLLIE_FLOAT32, COLLIE_SUM, NULL) ==
+              COLLIE_ERR_INVALID_ARG,
+          "NULL req accepted");
+    CHECK(collie_isend(comm, &x, 1, COLLIE_FLOAT32, size, &req) == COLLIE_ERR_INVALID_ARG,
+          "isend to rank %d accepted", size);
+    CHECK(collie_wait(NULL) == COLLIE_OK, "wait(NULL)");
+    int done = 0;
+    CHECK(collie_test(NULL, &done) == COLLIE_OK && done, "test(NULL)");
+    CHECK(collie_test(NULL, NULL) == COLLIE_ERR_INVALID_ARG, "test without done");
+    /* The communicator still works, and test eventually says done. */
+    CHECK_OK(comm, collie_iallreduce(comm, &x, &x, 1, COLLIE_FLOAT32, COLLIE_SUM, &req));
+    for (done = 0; !done;)
+        CHECK_OK(comm, collie_test(req, &done));
+    CHECK(x == (float)size, "x = %g", x);
+}
+
+int main(int argc, char **argv)
+{
+    CHECK(argc == 2, "usage: test_async p2p|mixed|progress|abort|kill|mismatch|badargs");
+    comm = test_init();
+    rank = collie_rank(comm);
+    size = collie_size(comm);
+    const char *s = argv[1];
+    if (!strcmp(s, "p2p"))
+        p2p();
+    else if (!strcmp(s, "mixed"))
+        mixed();
+    else if (!strcmp(s, "progress"))
+        progress();
+    else if (!strcmp(s, "abort"))
+        abort_scenario();
+    else if (!strcmp(s, "kill"))
+        kill_scenario();
+    else if (!strcmp(s, "mismatch"))
+        mismatch();
+    else if (!strcmp(s, "badargs"))
+        badargs();
+    else
+        CHECK(0, "unknown scenario '%s'", s);
+    collie_finalize(comm);
+    printf("%s: ok on rank %d of %d\n", s, rank, size);
+    return 0;
+}

@@ -273,6 +273,49 @@ COLLIE_API collie_status collie_test(collie_request *req, int *done);
 COLLIE_API collie_status collie_waitall(size_t n, collie_request **reqs);
 
 /*
+ * Explicit set-up without launcher variables (NCCL's unique-id pattern): one
+ * rank draws an id (where rank 0 will listen, and a fresh secret), any
+ * channel carries the 128 bytes to the others (an MPI broadcast,
+ * torch.distributed's store, a file), and every rank joins with it.  The
+ * communicator is like collie_init's: the same rendezvous, host detection,
+ * transports and authentication (the id's secret replaces COLLIE_TOKEN, so
+ * keep the id as private as a token).  An id is good for one communicator.
+ */
+typedef struct {
+    char internal[128];
+} collie_unique_id;
+
+/*
+ * Draws a fresh id and starts listening for its rank 0: call it in the
+ * process that will be rank 0.  Rank 0 listens on COLLIE_SOCKET_IFNAME's
+ * address, else on the first interface that is up and not loopback, else
+ * on 127.0.0.1.
+ */
+COLLIE_API collie_status collie_get_unique_id(collie_unique_id *id);
+
+/*
+ * Joins the communicator of size ranks that id names, as rank.  Collective
+ * over those ranks, within COLLIE_TIMEOUT.  A rank or size out of range, or
+ * an id that is not one, is INVALID_ARG at once; ranks that disagree on
+ * size, or two ranks with one number, fail with MISMATCH on every rank; an
+ * id already used (its rank 0 no longer listens) fails with TIMEOUT.  On
+ * error *comm is NULL.
+ */
+COLLIE_API collie_status collie_init_rank(collie_comm **comm, int size, const collie_unique_id *id,
+                                          int rank);
+
+/*
+ * MPI_Comm_split: collective over comm (in order with its other operations).
+ * Ranks that pass the same color >= 0 form one new communicator, ordered by
+ * key, then by their rank in comm; a negative color gives *newcomm = NULL.
+ * A sub-communicator is a full one (shared memory among its ranks on one
+ * host, TCP across hosts, the hierarchical algorithms), can be split again,
+ * and is finalized with collie_finalize, before or after its parent.
+ */
+COLLIE_API collie_status collie_comm_split(collie_comm *comm, int color, int key,
+                                           collie_comm **newcomm);
+
+/*
  * Fails comm now, from any thread: a thread blocked in a call or a wait on
  * comm returns COLLIE_ERR_ABORTED at once, and so does every pending and
  * later call (ranks on this host see it too; ranks on other hosts see this

@@ -22,6 +22,14 @@
  *            request queued behind it
  * badargs    a bad non-blocking call returns INVALID_ARG at once with a NULL
  *            request and queues nothing; wait(NULL) and test work
+ * split      halves, odd/even (reversed by key), by host (COLLIE_HOST=hN), a
+ *            negative color, and a half split again; then collectives on all
+ *            of them at once (interleaved requests, waited backwards) and
+ *            blocking ones on each, every result checked
+ * uid        rank 0 draws a unique id, the parent broadcasts it, every rank
+ *            joins with collie_init_rank and the new communicator works;
+ *            reusing the id, a rank out of range, a garbage id, and a wrong
+ *            size each fail, naming why, within the timeout
  */
 #include <pthread.h>
 #include <signal.h>
@@ -41,7 +49,8 @@ static void p2p(void)
 {
     static const size_t lens[3] = {1, (size_t)3 << 20, 1000}; /* 12 MiB: far past any ring */
     int n = size - 1;
-    uint32_t **out = calloc((size_t)(3 * size), sizeof *out), **in = calloc((size_t)(3 * size), sizeof *in);
+    uint32_t **out = calloc((size_t)(3 * size), sizeof *out),
+             **in = calloc((size_t)(3 * size), sizeof *in);
     collie_request **reqs = calloc((size_t)(6 * size), sizeof *reqs);
     CHECK(out && in && reqs, "out of memory");
     int nreq = 0;
@@ -129,8 +138,9 @@ static void progress(void)
     CHECK(all, "out of memory");
     CHECK_OK(comm, collie_allgather(comm, mine, all, 2, COLLIE_FLOAT64));
     for (int r = 1; r < size; r++) /* CLOCK_MONOTONIC: one clock for the host */
-        CHECK(all[2 * r] < all[1], "rank %d finished at %.6f, after rank 0 woke at %.6f: the "
-                                   "allreduce waited for rank 0's caller",
+        CHECK(all[2 * r] < all[1],
+              "rank %d finished at %.6f, after rank 0 woke at %.6f: the "
+              "allreduce waited for rank 0's caller",
               r, all[2 * r], all[1]);
     free(all);
 }
@@ -244,9 +254,153 @@ static void badargs(void)
     CHECK(x == (float)size, "x = %g", x);
 }
 
+/* Sum over the ranks of sub (numbered by their rank in comm, passed in) of (r + 1). */
+static void check_sum(collie_comm *sub, const int64_t *got, int64_t want, const char *what)
+{
+    CHECK(*got == want, "%s (rank %d of %d): sum %lld, want %lld", what, collie_rank(sub),
+          collie_size(sub), (long long)*got, (long long)want);
+}
+
+/* Sum of (old rank + 1) over the old ranks in a group. */
+static int64_t group_sum(int (*color)(int), int me)
+{
+    int64_t sum = 0;
+    for (int r = 0; r < size; r++)
+        sum += color(r) == color(me) ? r + 1 : 0;
+    return sum;
+}
+
+static int half_of(int r) { return r < size / 2; }
+static int parity_of(int r) { return r % 2; }
+static int host_of(int r) { return r % 2; } /* the tests run rank r with COLLIE_HOST=h(r%2) */
+
+static void split(void)
+{
+    collie_comm *half, *parity, *byhost, *none, *quarter;
+    CHECK_OK(comm, collie_comm_split(comm, half_of(rank), rank, &half));
+    CHECK_OK(comm, collie_comm_split(comm, parity_of(rank), -rank, &parity)); /* reversed */
+    const char *h = getenv("COLLIE_HOST");
+    int by_host = h && h[0] == 'h';
+    CHECK_OK(comm, collie_comm_split(comm, by_host ? atoi(h + 1) : 0, rank, &byhost));
+    CHECK_OK(comm, collie_comm_split(comm, rank == 0 ? -1 : 1, 0, &none));
+    CHECK((rank == 0) == (none == NULL), "negative color: newcomm %p on rank %d", (void *)none,
+          rank);
+    CHECK_OK(half, collie_comm_split(half, collie_rank(half) % 2, 0, &quarter));
+
+    int half_size = 0, parity_size = 0, host_size = 0, host_rank = 0, parity_rank = 0;
+    for (int r = 0; r < size; r++) {
+        half_size += half_of(r) == half_of(rank);
+        parity_size += parity_of(r) == parity_of(rank);
+        parity_rank += parity_of(r) == parity_of(rank) && r > rank; /* by key -rank */
+        host_size += !by_host || host_of(r) == host_of(rank);
+        host_rank += (!by_host || host_of(r) == host_of(rank)) && r < rank;
+    }
+    CHECK(collie_size(half) == half_size && collie_size(parity) == parity_size &&
+              collie_size(byhost) == host_size,
+          "sizes %d %d %d", collie_size(half), collie_size(parity), collie_size(byhost));
+    CHECK(collie_rank(parity) == parity_rank, "odd/even by -rank: rank %d, want %d",
+          collie_rank(parity), parity_rank);
+    CHECK(collie_rank(byhost) == host_rank, "by host: rank %d", collie_rank(byhost));
+    if (by_host)
+        CHECK(collie_local_size(byhost) == host_size, "by host: %d ranks share memory, want %d",
+              collie_local_size(byhost), host_size);
+
+    /* Everything at once: requests on five communicators, waited backwards. */
+    for (int round = 0; round < 20; round++) {
+        int64_t mine = rank + 1, out[5];
+        collie_request *reqs[6];
+        collie_comm *comms[5] = {comm, half, parity, byhost, quarter};
+        for (int c = 0; c < 5; c++)
+            CHECK_OK(comms[c], collie_iallreduce(comms[c], &mine, &out[c], 1, COLLIE_INT64,
+                                                 COLLIE_SUM, &reqs[c]));
+        CHECK_OK(comm, collie_ibarrier(comm, &reqs[5]));
+        for (int c = 5; c >= 0; c--)
+            CHECK_OK(comm, collie_wait(reqs[c]));
+        check_sum(comm, &out[0], (int64_t)size * (size + 1) / 2, "world");
+        check_sum(half, &out[1], group_sum(half_of, rank), "half");
+        check_sum(parity, &out[2], group_sum(parity_of, rank), "odd/even");
+        check_sum(byhost, &out[3], by_host ? group_sum(host_of, rank) : out[0], "by host");
+        int64_t q = 0; /* the quarter: my half's ranks whose rank in the half has my parity */
+        for (int r = 0, k = 0; r < size; r++)
+            if (half_of(r) == half_of(rank))
+                q += (k++ % 2 == collie_rank(half) % 2) ? r + 1 : 0;
+        check_sum(quarter, &out[4], q, "quarter");
+        /* And blocking, on each, with a larger message (shared memory or TCP, by placement). */
+        size_t count = 100000;
+        float *v = malloc(count * sizeof *v);
+        CHECK(v, "out of memory");
+        for (int c = 0; c < 5; c++) {
+            for (size_t i = 0; i < count; i++)
+                v[i] = (float)(i % 7);
+            CHECK_OK(comms[c], collie_allreduce(comms[c], v, v, count, COLLIE_FLOAT32, COLLIE_SUM));
+            for (size_t i = 0; i < count; i++)
+                CHECK(v[i] == (float)(i % 7) * collie_size(comms[c]), "comm %d element %zu: %g", c,
+                      i, v[i]);
+        }
+        free(v);
+    }
+    CHECK_OK(quarter, collie_finalize(quarter)); /* children before or after parents alike */
+    CHECK_OK(half, collie_finalize(half));
+    CHECK_OK(parity, collie_finalize(parity));
+    CHECK_OK(none, collie_finalize(none));
+    CHECK_OK(byhost, collie_finalize(byhost));
+}
+
+static void uid(void)
+{
+    collie_unique_id id;
+    if (rank == 0)
+        CHECK_OK(NULL, collie_get_unique_id(&id));
+    CHECK_OK(comm, collie_broadcast(comm, &id, sizeof id, COLLIE_UINT8, 0));
+    collie_comm *c = NULL;
+    CHECK_OK(NULL, collie_init_rank(&c, size, &id, rank));
+    CHECK(collie_rank(c) == rank && collie_size(c) == size, "rank %d of %d", collie_rank(c),
+          collie_size(c));
+    int64_t x = rank + 1, sum;
+    CHECK_OK(c, collie_allreduce(c, &x, &sum, 1, COLLIE_INT64, COLLIE_SUM));
+    CHECK(sum == (int64_t)size * (size + 1) / 2, "sum %lld", (long long)sum);
+    CHECK_OK(c, collie_finalize(c));
+
+    /* Bad input, at once. */
+    collie_unique_id junk;
+    memset(&junk, 0x5a, sizeof junk);
+    CHECK(collie_init_rank(&c, size, &junk, rank) == COLLIE_ERR_INVALID_ARG && !c, "garbage id");
+    CHECK(strstr(collie_last_error(NULL), "not a collie_unique_id"), "%s", collie_last_error(NULL));
+    CHECK(collie_init_rank(&c, size, &id, size) == COLLIE_ERR_INVALID_ARG, "rank = size");
+    CHECK(collie_init_rank(&c, 0, &id, 0) == COLLIE_ERR_INVALID_ARG, "size 0");
+
+    /* The used id again: rank 0 refuses it at once, the others time out (COLLIE_TIMEOUT=2). */
+    double t0 = test_seconds();
+    collie_status st = collie_init_rank(&c, size, &id, rank);
+    CHECK(st == (rank == 0 ? COLLIE_ERR_INVALID_ARG : COLLIE_ERR_TIMEOUT), "stale id: %s: %s",
+          collie_strerror(st), collie_last_error(NULL));
+    if (rank == 0)
+        CHECK(strstr(collie_last_error(NULL), "used"), "%s", collie_last_error(NULL));
+    CHECK(test_seconds() - t0 < 10, "stale id took %.1f s", test_seconds() - t0);
+
+    /* A fresh id, and the last rank says the job has one rank more. */
+    if (rank == 0) { /* the others time out only now: meet them within the barrier's timeout */
+        struct timespec nap = {1, 0};
+        nanosleep(&nap, NULL);
+    }
+    CHECK_OK(comm, collie_barrier(comm));
+    if (rank == 0)
+        CHECK_OK(NULL, collie_get_unique_id(&id));
+    CHECK_OK(comm, collie_broadcast(comm, &id, sizeof id, COLLIE_UINT8, 0));
+    t0 = test_seconds();
+    st = collie_init_rank(&c, rank == size - 1 ? size + 1 : size, &id, rank);
+    /* Rank 0 names the mismatch to the ranks that joined; the rest lose it, or time out. */
+    CHECK(st == COLLIE_ERR_MISMATCH || st == COLLIE_ERR_TIMEOUT || st == COLLIE_ERR_PEER_LOST,
+          "wrong size: %s", collie_strerror(st));
+    if (rank == 0 || rank == size - 1)
+        CHECK(st != COLLIE_ERR_MISMATCH || strstr(collie_last_error(NULL), "expects ranks"),
+              "rank %d: wrong size: %s: %s", rank, collie_strerror(st), collie_last_error(NULL));
+    CHECK(test_seconds() - t0 < 10, "wrong size took %.1f s", test_seconds() - t0);
+}
+
 int main(int argc, char **argv)
 {
-    CHECK(argc == 2, "usage: test_async p2p|mixed|progress|abort|kill|mismatch|badargs");
+    CHECK(argc == 2, "usage: test_async p2p|mixed|progress|abort|kill|mismatch|badargs|split|uid");
     comm = test_init();
     rank = collie_rank(comm);
     size = collie_size(comm);
@@ -265,6 +419,10 @@ int main(int argc, char **argv)
         mismatch();
     else if (!strcmp(s, "badargs"))
         badargs();
+    else if (!strcmp(s, "split"))
+        split();
+    else if (!strcmp(s, "uid"))
+        uid();
     else
         CHECK(0, "unknown scenario '%s'", s);
     collie_finalize(comm);

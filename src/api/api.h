@@ -10,4 +10,7 @@
 /* Describes a failure without a communicator (collie_last_error(NULL) shows it). */
 void collie__api_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* collie_get_unique_id with rank 0 listening on host (NULL: the default address). */
+collie_status collie__get_unique_id_at(collie_unique_id *id, const char *host);
+
 #endif

@@ -6,12 +6,15 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "../coll/algo.h"
 #include "../core/auth.h"
 #include "../core/bootstrap.h"
 #include "../core/config.h"
 #include "../core/log.h"
+#include "../core/uid.h"
 #include "../transport/transport.h"
 #include "api.h"
 #include "async.h"
@@ -59,6 +62,51 @@ static collie_status join(collie_comm *comm, const struct collie__identity *id)
     return st;
 }
 
+/* Builds a communicator for id (collie_init, collie_init_rank); token NULL: COLLIE_TOKEN. */
+static collie_status make_comm(const struct collie__identity *id, const char *token,
+                               collie_comm **out)
+{
+    collie_comm *comm = collie__comm_create(id->rank, id->size);
+    if (!comm) {
+        if (id->listen_fd >= 0)
+            close(id->listen_fd);
+        collie__api_error("collie_init: no memory for a communicator");
+        return COLLIE_ERR_NOMEM;
+    }
+    if (token) {
+        snprintf(comm->token_buf, sizeof comm->token_buf, "%s", token);
+        comm->token = comm->token_buf;
+    }
+    collie__log_set_rank(comm->rank);
+    if (!token && comm->size > 1 && comm->rank == 0 && !collie__auth_has_token())
+        COLLIE_WARN("init",
+                    "COLLIE_TOKEN is not set: any process that reaches %s:%d can join "
+                    "this job or feed it data. `collie run` sets a random one; with other "
+                    "launchers export the same random COLLIE_TOKEN to every rank",
+                    id->addr_host, id->addr_port);
+    if (comm->size == 1 && id->listen_fd >= 0)
+        close(id->listen_fd); /* a one-rank communicator has nobody to accept */
+    collie_status st = join(comm, id);
+    if (st != COLLIE_OK)
+        return init_fail(comm, st);
+    COLLIE_INFO("init", "rank %d of %d (from %s), host '%s' (%d of %d): local rank %d of %d",
+                comm->rank, comm->size, id->source, id->host_id,
+                comm->hosts.host_of[comm->rank] + 1, comm->nhosts, comm->local_rank,
+                comm->local_size);
+    collie__timeline_attach(comm);
+    *out = comm;
+    return COLLIE_OK;
+}
+
+static collie_status load_config(void)
+{
+    if (collie__config_load() == 0)
+        return COLLIE_OK;
+    collie__api_error("%s", collie__config_error());
+    COLLIE_WARN("error", "COLLIE_ERR_INVALID_ARG: %s", collie__config_error());
+    return COLLIE_ERR_INVALID_ARG;
+}
+
 collie_status collie_init(collie_comm **out)
 {
     if (!out) {
@@ -66,11 +114,9 @@ collie_status collie_init(collie_comm **out)
         return COLLIE_ERR_INVALID_ARG;
     }
     *out = NULL;
-    if (collie__config_load() != 0) {
-        collie__api_error("%s", collie__config_error());
-        COLLIE_WARN("error", "COLLIE_ERR_INVALID_ARG: %s", collie__config_error());
-        return COLLIE_ERR_INVALID_ARG;
-    }
+    collie_status st = load_config();
+    if (st != COLLIE_OK)
+        return st;
     struct collie__identity id;
     char err[400];
     if (collie__identity_from_env(&id, err, sizeof err) != 0) {
@@ -78,27 +124,64 @@ collie_status collie_init(collie_comm **out)
         COLLIE_WARN("error", "COLLIE_ERR_INVALID_ARG: %s", err);
         return COLLIE_ERR_INVALID_ARG;
     }
-    collie_comm *comm = collie__comm_create(id.rank, id.size);
-    if (!comm) {
-        collie__api_error("collie_init: no memory for a communicator");
-        return COLLIE_ERR_NOMEM;
+    return make_comm(&id, NULL, out);
+}
+
+collie_status collie__get_unique_id_at(collie_unique_id *id, const char *host)
+{
+    if (!id) {
+        collie__api_error("collie_get_unique_id: id is NULL");
+        return COLLIE_ERR_INVALID_ARG;
     }
-    collie__log_set_rank(comm->rank);
-    if (comm->size > 1 && comm->rank == 0 && !collie__auth_has_token())
-        COLLIE_WARN("init",
-                    "COLLIE_TOKEN is not set: any process that reaches %s:%d can join "
-                    "this job or feed it data. `collie run` sets a random one; with other "
-                    "launchers export the same random COLLIE_TOKEN to every rank",
-                    id.addr_host, id.addr_port);
-    collie_status st = join(comm, &id);
+    collie_status st = load_config();
     if (st != COLLIE_OK)
-        return init_fail(comm, st);
-    COLLIE_INFO("init", "rank %d of %d (from %s), host '%s' (%d of %d): local rank %d of %d",
-                comm->rank, comm->size, id.source, id.host_id, comm->hosts.host_of[comm->rank] + 1,
-                comm->nhosts, comm->local_rank, comm->local_size);
-    collie__timeline_attach(comm);
-    *out = comm;
+        return st;
+    char err[300];
+    memset(id, 0, sizeof *id);
+    if (collie__uid_draw((struct collie__uid *)(void *)id->internal, host, err, sizeof err) != 0) {
+        collie__api_error("collie_get_unique_id: %s", err);
+        COLLIE_WARN("error", "COLLIE_ERR_SYSTEM: collie_get_unique_id: %s", err);
+        return COLLIE_ERR_SYSTEM;
+    }
     return COLLIE_OK;
+}
+
+collie_status collie_get_unique_id(collie_unique_id *id)
+{
+    return collie__get_unique_id_at(id, NULL);
+}
+
+collie_status collie_init_rank(collie_comm **out, int size, const collie_unique_id *uid, int rank)
+{
+    if (!out || !uid) {
+        collie__api_error("collie_init_rank: %s is NULL", out ? "id" : "comm (the output pointer)");
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    struct collie__uid u;
+    memcpy(&u, uid->internal, sizeof u);
+    if (size < 1 || rank < 0 || rank >= size || !collie__uid_valid(&u)) {
+        collie__api_error(!collie__uid_valid(&u)
+                              ? "collie_init_rank: id is not a collie_unique_id (from "
+                                "collie_get_unique_id of this version)"
+                              : "collie_init_rank: rank=%d of size=%d: need 0 <= rank < size",
+                          rank, size);
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    collie_status st = load_config();
+    if (st != COLLIE_OK)
+        return st;
+    struct collie__identity id;
+    collie__identity_for_rank(&id, rank, size, u.host, u.port);
+    if (rank == 0 && (id.listen_fd = collie__uid_take_listener(&u)) == -2) {
+        collie__api_error("collie_init_rank: this collie_unique_id was used for a communicator "
+                          "already: draw a new one (collie_get_unique_id) for each");
+        COLLIE_WARN("error", "COLLIE_ERR_INVALID_ARG: %s", collie_last_error(NULL));
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    char token[2 * COLLIE_UID_TOKEN_BYTES + 1];
+    collie__uid_token_text(&u, token, sizeof token);
+    return make_comm(&id, token, out);
 }
 
 collie_status collie_finalize(collie_comm *comm)

@@ -15,9 +15,7 @@
 #define NONCE_BYTES 16
 #define MAC_BYTES 32
 
-static const char *token(void) { return collie__config_string(COLLIE_CFG_TOKEN); }
-
-int collie__auth_has_token(void) { return token()[0] != 0; }
+int collie__auth_has_token(void) { return collie__config_string(COLLIE_CFG_TOKEN)[0] != 0; }
 
 static int fresh_nonce(unsigned char *nonce)
 {
@@ -26,15 +24,14 @@ static int fresh_nonce(unsigned char *nonce)
 }
 
 /* mac = HMAC-SHA256(token, label | first | second). */
-static int compute(unsigned char *mac, const char *label, const unsigned char *first,
-                   const unsigned char *second)
+static int compute(unsigned char *mac, const char *key, const char *label,
+                   const unsigned char *first, const unsigned char *second)
 {
     unsigned char msg[32 + 2 * NONCE_BYTES];
     size_t label_len = strlen(label);
     memcpy(msg, label, label_len);
     memcpy(msg + label_len, first, NONCE_BYTES);
     memcpy(msg + label_len + NONCE_BYTES, second, NONCE_BYTES);
-    const char *key = token();
     unsigned int len = 0;
     /* OpenSSL wants a non-NULL key even when it is empty. */
     return HMAC(EVP_sha256(), key, (int)strlen(key), msg, label_len + 2 * NONCE_BYTES, mac, &len) &&
@@ -43,38 +40,39 @@ static int compute(unsigned char *mac, const char *label, const unsigned char *f
                : -1;
 }
 
-static int verify(const unsigned char *got, const char *label, const unsigned char *first,
-                  const unsigned char *second)
+static int verify(const unsigned char *got, const char *key, const char *label,
+                  const unsigned char *first, const unsigned char *second)
 {
     unsigned char want[MAC_BYTES];
-    if (compute(want, label, first, second) != 0)
+    if (compute(want, key, label, first, second) != 0)
         return -2;
     return CRYPTO_memcmp(got, want, MAC_BYTES) == 0 ? 0 : -2;
 }
 
-int collie__auth_connect(int fd, uint64_t deadline_ns)
+int collie__auth_connect(int fd, const char *token, uint64_t deadline_ns)
 {
     unsigned char nonce_c[NONCE_BYTES], reply[NONCE_BYTES + MAC_BYTES], proof[MAC_BYTES];
     if (fresh_nonce(nonce_c) != 0 || collie__sock_send(fd, nonce_c, sizeof nonce_c, deadline_ns) ||
         collie__sock_recv(fd, reply, sizeof reply, deadline_ns))
         return -1;
     const unsigned char *nonce_a = reply;
-    if (verify(reply + NONCE_BYTES, "collie/accept", nonce_c, nonce_a) != 0)
+    if (verify(reply + NONCE_BYTES, token, "collie/accept", nonce_c, nonce_a) != 0)
         return -2;
-    if (compute(proof, "collie/connect", nonce_a, nonce_c) != 0)
+    if (compute(proof, token, "collie/connect", nonce_a, nonce_c) != 0)
         return -2;
     return collie__sock_send(fd, proof, sizeof proof, deadline_ns) ? -1 : 0;
 }
 
-int collie__auth_accept(int fd, uint64_t deadline_ns)
+int collie__auth_accept(int fd, const char *token, uint64_t deadline_ns)
 {
     unsigned char nonce_c[NONCE_BYTES], reply[NONCE_BYTES + MAC_BYTES], proof[MAC_BYTES];
     if (collie__sock_recv(fd, nonce_c, sizeof nonce_c, deadline_ns) != 0)
         return -1;
-    if (fresh_nonce(reply) != 0 || compute(reply + NONCE_BYTES, "collie/accept", nonce_c, reply))
+    if (fresh_nonce(reply) != 0 ||
+        compute(reply + NONCE_BYTES, token, "collie/accept", nonce_c, reply))
         return -1;
     if (collie__sock_send(fd, reply, sizeof reply, deadline_ns) ||
         collie__sock_recv(fd, proof, sizeof proof, deadline_ns))
         return -1;
-    return verify(proof, "collie/connect", reply, nonce_c);
+    return verify(proof, token, "collie/connect", reply, nonce_c);
 }

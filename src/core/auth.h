@@ -19,9 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Results: 0, or -1 with errno set (I/O; ETIMEDOUT past the deadline), or -2: wrong proof. */
-int collie__auth_connect(int fd, uint64_t deadline_ns);
-int collie__auth_accept(int fd, uint64_t deadline_ns);
+/*
+ * token: the communicator's secret (COLLIE_TOKEN, or the one drawn into a
+ * collie_unique_id).  Results: 0, or -1 with errno set (I/O; ETIMEDOUT past
+ * the deadline), or -2: wrong proof.
+ */
+int collie__auth_connect(int fd, const char *token, uint64_t deadline_ns);
+int collie__auth_accept(int fd, const char *token, uint64_t deadline_ns);
 
 /* Whether COLLIE_TOKEN is set (non-empty). */
 int collie__auth_has_token(void);

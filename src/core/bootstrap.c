@@ -98,9 +98,10 @@ static collie_status recv_frame(collie_comm *comm, int fd, int peer, void *data,
 
 static collie_status accept_all(collie_comm *comm, const struct collie__identity *id)
 {
-    int listen_fd;
+    int listen_fd = id->listen_fd;
     char err[256];
-    if (collie__sock_listen(id->addr_host, id->addr_port, &listen_fd, err, sizeof err) != 0)
+    if (listen_fd < 0 &&
+        collie__sock_listen(id->addr_host, id->addr_port, &listen_fd, err, sizeof err) != 0)
         return collie__fail(comm, COLLIE_ERR_SYSTEM, "rank 0 (the rendezvous): %s", err);
     collie_status st = COLLIE_OK;
     for (int joined = 1; joined < comm->size && st == COLLIE_OK;) {
@@ -115,7 +116,7 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
         /* A connection that cannot prove it knows the token never joins; the job goes on. */
         uint64_t handshake_deadline = collie__now_ns() + HANDSHAKE_NS;
         struct hello h;
-        if (collie__auth_accept(fd, handshake_deadline) != 0 ||
+        if (collie__auth_accept(fd, comm->token, handshake_deadline) != 0 ||
             collie__sock_recv(fd, &h, sizeof h, handshake_deadline) != 0 ||
             h.magic != HELLO_MAGIC) {
             char peer[128];
@@ -172,16 +173,17 @@ collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__ide
                                  sizeof err) != 0)
             st = collie__fail(comm, COLLIE_ERR_TIMEOUT, "rank %d: rank 0's rendezvous: %s",
                               comm->rank, err);
-        int proof = st == COLLIE_OK ? collie__auth_connect(fds[0], comm->deadline_ns) : 0;
+        int proof =
+            st == COLLIE_OK ? collie__auth_connect(fds[0], comm->token, comm->deadline_ns) : 0;
         if (proof == -2)
             st = collie__fail(comm, COLLIE_ERR_AUTH,
                               "rank %d: the rendezvous at %s:%d could not prove it knows this "
                               "rank's COLLIE_TOKEN (another job, or another token)",
                               comm->rank, id->addr_host, id->addr_port);
-        else if (proof != 0)
-            st = collie__fail(comm, COLLIE_ERR_AUTH,
-                              "rank %d: the rendezvous at %s:%d refused this rank's proof of "
-                              "COLLIE_TOKEN (another token?): %s",
+        else if (proof != 0) /* it closed before answering: it failed, or its job is over */
+            st = collie__fail(comm, COLLIE_ERR_PEER_LOST,
+                              "rank %d: the rendezvous at %s:%d closed the connection before the "
+                              "handshake (rank 0 failed, or this job is over): %s",
                               comm->rank, id->addr_host, id->addr_port, strerror(errno));
         struct hello h = {HELLO_MAGIC, PROTOCOL_VERSION, comm->rank, comm->size};
         if (st == COLLIE_OK && collie__sock_send(fds[0], &h, sizeof h, comm->deadline_ns) != 0)

@@ -19,6 +19,7 @@ struct collie__identity {
     int addr_port;
     char host_id[COLLIE_HOST_ID_LEN];
     const char *source; /* which launcher's variables were used */
+    int listen_fd;      /* rank 0: a listener already open at addr (a unique id's), else -1 */
 };
 
 /*
@@ -27,6 +28,13 @@ struct collie__identity {
  * or -1 with a message naming the variable that is missing or wrong.
  */
 int collie__identity_from_env(struct collie__identity *id, char *err, size_t errlen);
+
+/*
+ * Fills id for rank of size, rank 0 listening at host:port (collie_init_rank,
+ * collie_comm_split): the host identity as identity_from_env finds it.
+ */
+void collie__identity_for_rank(struct collie__identity *id, int rank, int size, const char *host,
+                               int port);
 
 /* Whether any launcher's rank variable (those identity_from_env reads) is set. */
 int collie__identity_in_a_job(void);

@@ -149,6 +149,7 @@ collie_comm *collie__comm_create(int rank, int size)
     comm->rank = rank;
     comm->size = size;
     pthread_mutex_init(&comm->fail_lock, NULL);
+    comm->token = collie__config_string(COLLIE_CFG_TOKEN);
     comm->timeout_s = collie__config_double(COLLIE_CFG_TIMEOUT);
     comm->cpus = cpus_available();
     comm->nt_min = (size_t)collie__config_int(COLLIE_CFG_NT_MIN);

@@ -56,6 +56,8 @@ struct collie_comm {
     const struct collie__transport **peer_transport; /* indexed by global rank */
     collie__fail_hook on_fail;                       /* set by the transport layer when it opens */
 
+    const char *token;  /* the secret every connection proves: COLLIE_TOKEN, or token_buf */
+    char token_buf[72]; /* a collie_unique_id's, in hex */
     double timeout_s;
     size_t nt_min;        /* COLLIE_NT_MIN: outputs this large bypass the caches; 0 never */
     uint64_t deadline_ns; /* of the bootstrap exchange in flight (waits in shm have their own) */

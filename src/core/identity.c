@@ -108,6 +108,20 @@ static void read_host_id(struct collie__identity *id)
     snprintf(id->host_id, sizeof id->host_id, "%s/%.8s", name, boot);
 }
 
+void collie__identity_for_rank(struct collie__identity *id, int rank, int size, const char *host,
+                               int port)
+{
+    memset(id, 0, sizeof *id);
+    id->rank = rank;
+    id->size = size;
+    id->local_rank = id->local_size = -1;
+    id->source = "collie_init_rank";
+    id->listen_fd = -1;
+    snprintf(id->addr_host, sizeof id->addr_host, "%s", host);
+    id->addr_port = port;
+    read_host_id(id);
+}
+
 int collie__identity_in_a_job(void)
 {
     for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++)
@@ -122,6 +136,7 @@ int collie__identity_from_env(struct collie__identity *id, char *err, size_t err
     id->rank = 0;
     id->size = 1;
     id->local_rank = id->local_size = -1;
+    id->listen_fd = -1;
     id->source = "no launcher (a one-rank job)";
     for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
         const struct launcher *l = &launchers[i];

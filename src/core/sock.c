@@ -4,11 +4,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -206,4 +210,41 @@ int collie__sock_recv(int fd, void *buf, size_t len, uint64_t deadline_ns)
         len -= (size_t)n;
     }
     return 0;
+}
+
+int collie__sock_if_addr(const char *prefix, char *host, size_t len, char *names, size_t names_len)
+{
+    struct ifaddrs *ifs, *i;
+    if (getifaddrs(&ifs) != 0)
+        return -1;
+    size_t used = 0;
+    names[0] = 0;
+    for (i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        int match = *prefix ? !strncmp(i->ifa_name, prefix, strlen(prefix))
+                            : (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK);
+        if (match) {
+            inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, host,
+                      (socklen_t)len);
+            freeifaddrs(ifs);
+            return 0;
+        }
+        if (used < names_len)
+            used += (size_t)snprintf(names + used, names_len - used, "%s%s", used ? ", " : "",
+                                     i->ifa_name);
+    }
+    freeifaddrs(ifs);
+    return -1;
+}
+
+int collie__sock_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char port[NI_MAXSERV];
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 ||
+        getnameinfo((struct sockaddr *)&ss, sl, NULL, 0, port, sizeof port, NI_NUMERICSERV) != 0)
+        return -1;
+    return atoi(port);
 }

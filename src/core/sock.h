@@ -18,4 +18,14 @@ void collie__sock_peer_name(int fd, char *name, size_t len);
 int collie__sock_send(int fd, const void *buf, size_t len, uint64_t deadline_ns);
 int collie__sock_recv(int fd, void *buf, size_t len, uint64_t deadline_ns);
 
+/*
+ * The first IPv4 address of the interface whose name starts with prefix, or
+ * (prefix "") of the first interface that is up and not loopback, as
+ * numeric text.  Returns 0, or -1 with the interfaces there are in names.
+ */
+int collie__sock_if_addr(const char *prefix, char *host, size_t len, char *names, size_t names_len);
+
+/* The local port a socket is bound to, or -1. */
+int collie__sock_port(int fd);
+
 #endif

@@ -48,41 +48,17 @@ struct hello {
     int32_t rank, size, stream;
 };
 
-/* The first IPv4 address of the interface whose name starts with `name`. */
-static collie_status ifname_addr(collie_comm *comm, const char *name, char *host, size_t len)
-{
-    struct ifaddrs *ifs, *i;
-    if (getifaddrs(&ifs) != 0)
-        return collie__fail(comm, COLLIE_ERR_SYSTEM, "getifaddrs: %s", strerror(errno));
-    char seen[256] = "";
-    size_t used = 0;
-    for (i = ifs; i; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
-            continue;
-        if (!strncmp(i->ifa_name, name, strlen(name))) {
-            inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, host,
-                      (socklen_t)len);
-            freeifaddrs(ifs);
-            return COLLIE_OK;
-        }
-        if (used < sizeof seen)
-            used += (size_t)snprintf(seen + used, sizeof seen - used, "%s%s", used ? ", " : "",
-                                     i->ifa_name);
-    }
-    freeifaddrs(ifs);
-    return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
-                        "COLLIE_SOCKET_IFNAME='%s': rank %d has no IPv4 interface of that name "
-                        "(it has: %s)",
-                        name, comm->rank, seen);
-}
-
 static collie_status listen_here(collie_comm *comm, int *listen_fd, struct endpoint *me)
 {
     const char *ifname = collie__config_string(COLLIE_CFG_SOCKET_IFNAME);
     collie_status st = COLLIE_OK;
-    if (*ifname)
-        st = ifname_addr(comm, ifname, me->host, sizeof me->host);
-    else if (collie__bootstrap_local_addr(comm, me->host, sizeof me->host) != 0)
+    char seen[256];
+    if (*ifname && collie__sock_if_addr(ifname, me->host, sizeof me->host, seen, sizeof seen))
+        st = collie__fail(comm, COLLIE_ERR_INVALID_ARG,
+                          "COLLIE_SOCKET_IFNAME='%s': rank %d has no IPv4 interface of that name "
+                          "(it has: %s)",
+                          ifname, comm->rank, seen);
+    else if (!*ifname && collie__bootstrap_local_addr(comm, me->host, sizeof me->host) != 0)
         st = collie__fail(comm, COLLIE_ERR_SYSTEM,
                           "rank %d cannot tell its own address from the "
                           "rendezvous; set COLLIE_SOCKET_IFNAME",
@@ -92,14 +68,9 @@ static collie_status listen_here(collie_comm *comm, int *listen_fd, struct endpo
     char err[256];
     if (collie__sock_listen(me->host, 0, listen_fd, err, sizeof err) != 0)
         return collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d: %s", comm->rank, err);
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    char port[NI_MAXSERV];
-    if (getsockname(*listen_fd, (struct sockaddr *)&ss, &sl) != 0 ||
-        getnameinfo((struct sockaddr *)&ss, sl, NULL, 0, port, sizeof port, NI_NUMERICSERV) != 0)
+    if ((me->port = collie__sock_port(*listen_fd)) < 0)
         return collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d: getsockname: %s", comm->rank,
                             strerror(errno));
-    me->port = atoi(port);
     return COLLIE_OK;
 }
 
@@ -112,7 +83,7 @@ static collie_status connect_to(collie_comm *comm, int peer, const struct endpoi
             return collie__fail(comm, COLLIE_ERR_TIMEOUT, "rank %d cannot connect to rank %d: %s",
                                 comm->rank, peer, err);
         *collie__net_slot(comm, peer, k) = fd;
-        int proof = collie__auth_connect(fd, comm->deadline_ns);
+        int proof = collie__auth_connect(fd, comm->token, comm->deadline_ns);
         if (proof != 0)
             return collie__fail(comm, COLLIE_ERR_AUTH,
                                 "rank %d: rank %d at %s:%d did not complete the COLLIE_TOKEN "
@@ -145,9 +116,10 @@ static collie_status accept_from_above(collie_comm *comm, int listen_fd)
                                 comm->rank, comm->timeout_s, expected);
         uint64_t dl = collie__now_ns() + HANDSHAKE_NS;
         struct hello h;
-        int ok = collie__auth_accept(fd, dl) == 0 && collie__sock_recv(fd, &h, sizeof h, dl) == 0 &&
-                 h.magic == HELLO_MAGIC && h.size == comm->size && h.rank > comm->rank &&
-                 h.rank < comm->size && collie__local_index(comm, h.rank) < 0 && h.stream >= 0 &&
+        int ok = collie__auth_accept(fd, comm->token, dl) == 0 &&
+                 collie__sock_recv(fd, &h, sizeof h, dl) == 0 && h.magic == HELLO_MAGIC &&
+                 h.size == comm->size && h.rank > comm->rank && h.rank < comm->size &&
+                 collie__local_index(comm, h.rank) < 0 && h.stream >= 0 &&
                  h.stream <= comm->net->streams && *collie__net_slot(comm, h.rank, h.stream) < 0;
         if (!ok) {
             char peer[128];

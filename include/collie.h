@@ -273,6 +273,44 @@ COLLIE_API collie_status collie_test(collie_request *req, int *done);
 COLLIE_API collie_status collie_waitall(size_t n, collie_request **reqs);
 
 /*
+ * Fusion (Horovod's tensor fusion, NCCL's groups): between collie_group_start
+ * and collie_group_end, non-blocking calls are held; at collie_group_end
+ * every run of consecutive allreduces with one dtype and op is packed, in
+ * call order, into buffers of at most COLLIE_FUSION_BYTES (64 MiB; 0: never
+ * fuse), and each buffer travels as one allreduce.  What is fused depends
+ * only on the calls' order and sizes, never on timing, so every rank fuses
+ * alike with no extra message.  On one host the results are bit for bit
+ * those of the calls one by one (the window algorithms combine ranks in rank
+ * order whatever the size); across hosts the fused size may choose another
+ * algorithm, and float sums may then differ in the last bits (as with
+ * Horovod's and NCCL's fusion).
+ * Each call still has its own request.  Groups nest (the outermost end
+ * issues).  A blocking collective inside a group is INVALID_ARG: it would
+ * wait for calls that are held.
+ */
+COLLIE_API collie_status collie_group_start(collie_comm *comm);
+COLLIE_API collie_status collie_group_end(collie_comm *comm);
+
+/*
+ * Allreduce of float32 data that travels as wire_dtype (COLLIE_FLOAT16 or
+ * COLLIE_BFLOAT16: half the bytes) and is reduced in float32 (Horovod's
+ * Compression.fp16, PyTorch's fp16_compress_hook): each input is rounded to
+ * wire_dtype, the reduction widens to float32 and rounds its result once per
+ * message hop.  Error bound, per element, for SUM over n ranks:
+ *   |result - exact| <= (n + 1) * u * sum over ranks of |x|,
+ * u = 2^-11 for float16, 2^-8 for bfloat16 (AVG: that divided by n).
+ * float16 overflows to infinity past 65504 (bfloat16 keeps float32's range).
+ * sendbuf == recvbuf is in place.
+ */
+COLLIE_API collie_status collie_allreduce_compressed(collie_comm *comm, const float *sendbuf,
+                                                     float *recvbuf, size_t count,
+                                                     collie_dtype wire_dtype, collie_op op);
+COLLIE_API collie_status collie_iallreduce_compressed(collie_comm *comm, const float *sendbuf,
+                                                      float *recvbuf, size_t count,
+                                                      collie_dtype wire_dtype, collie_op op,
+                                                      collie_request **req);
+
+/*
  * Explicit set-up without launcher variables (NCCL's unique-id pattern): one
  * rank draws an id (where rank 0 will listen, and a fresh secret), any
  * channel carries the 128 bytes to the others (an MPI broadcast,
@@ -310,7 +348,9 @@ COLLIE_API collie_status collie_init_rank(collie_comm **comm, int size, const co
  * key, then by their rank in comm; a negative color gives *newcomm = NULL.
  * A sub-communicator is a full one (shared memory among its ranks on one
  * host, TCP across hosts, the hierarchical algorithms), can be split again,
- * and is finalized with collie_finalize, before or after its parent.
+ * and is finalized with collie_finalize, before or after its parent.  If
+ * the new communicator cannot be made, comm stays usable and
+ * collie_last_error(NULL) says why.
  */
 COLLIE_API collie_status collie_comm_split(collie_comm *comm, int color, int key,
                                            collie_comm **newcomm);

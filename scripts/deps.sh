@@ -5,14 +5,15 @@
 #   deps.sh --bench  also Open MPI (collie bench --baseline mpi), gnuplot (--plot) and
 #                    iproute2 (ip netns and tc: the emulated hosts of the tests), iperf3
 #                    (the link rate between them)
-#   deps.sh --test   --bench's, clang-format (the tests check the formatting) and procps (ps, pgrep)
+#   deps.sh --test   --bench's, clang-format (the tests check the formatting), procps (ps, pgrep)
+#                    and python3 (the tests read the timeline's JSON)
 # libopenblas-dev, zlib1g-dev and the data set are for collie-train only
 # (COLLIE_BUILD_TRAIN=ON, the default).
 set -euo pipefail
 packages=(build-essential cmake pkg-config libssl-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist)
 case "${1:-}" in
 --bench) packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3) ;;
---test) packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3 clang-format procps) ;;
+--test) packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3 clang-format procps python3) ;;
 esac
 missing=()
 for p in "${packages[@]}"; do

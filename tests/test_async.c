@@ -26,11 +26,19 @@
  *            negative color, and a half split again; then collectives on all
  *            of them at once (interleaved requests, waited backwards) and
  *            blocking ones on each, every result checked
+ * fusion     the 62 gradient tensors of a ResNet-18 (float32), then a run broken
+ *            by other dtypes, ops and collectives: allreduced one request each,
+ *            then inside collie_group_start/end (fused per COLLIE_FUSION_BYTES):
+ *            bit for bit the same; a blocking call or a wait inside a group,
+ *            and an end without a start, are INVALID_ARG
+ * compress   float32 allreduces over float16 and bfloat16 (blocking, in
+ *            place, non-blocking; SUM and AVG) within the documented bound
  * uid        rank 0 draws a unique id, the parent broadcasts it, every rank
  *            joins with collie_init_rank and the new communicator works;
  *            reusing the id, a rank out of range, a garbage id, and a wrong
  *            size each fail, naming why, within the timeout
  */
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -398,9 +406,162 @@ static void uid(void)
     CHECK(test_seconds() - t0 < 10, "wrong size took %.1f s", test_seconds() - t0);
 }
 
+/* The number of floats in each of ResNet-18's 62 parameter tensors (11,689,512 in all). */
+static const size_t resnet18[62] = {
+    9408,    64,  64,  36864,   64,  64,  36864,  64,  64,  36864,   64,  64,  36864,   64,  64,
+    73728,   128, 128, 147456,  128, 128, 8192,   128, 128, 147456,  128, 128, 147456,  128, 128,
+    294912,  256, 256, 589824,  256, 256, 32768,  256, 256, 589824,  256, 256, 589824,  256, 256,
+    1179648, 512, 512, 2359296, 512, 512, 131072, 512, 512, 2359296, 512, 512, 2359296, 512, 512,
+    512000,  1000};
+
+static uint32_t lcg(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
+
+/* Random floats of every magnitude and sign: sums that round differently in another order. */
+static void fill_random(float *v, size_t n, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = ((float)(lcg(&seed) >> 8) / 16777216.0f - 0.5f) * (float)(1u << (lcg(&seed) % 16));
+}
+
+struct call {
+    int coll; /* 0 allreduce, 1 broadcast */
+    size_t count;
+    collie_dtype dtype;
+    collie_op op;
+};
+
+static void run_calls(const struct call *calls, int n, void **in, void **out, int grouped)
+{
+    collie_request **reqs = calloc((size_t)n, sizeof *reqs);
+    CHECK(reqs, "out of memory");
+    if (grouped)
+        CHECK_OK(comm, collie_group_start(comm));
+    for (int i = 0; i < n; i++) {
+        size_t bytes = calls[i].count * (calls[i].dtype == COLLIE_FLOAT64 ? 8 : 4);
+        if (calls[i].coll == 0) {
+            CHECK_OK(comm, collie_iallreduce(comm, in[i], out[i], calls[i].count, calls[i].dtype,
+                                             calls[i].op, &reqs[i]));
+        } else {
+            memcpy(out[i], in[i], bytes);
+            CHECK_OK(comm,
+                     collie_ibroadcast(comm, out[i], calls[i].count, calls[i].dtype, 0, &reqs[i]));
+        }
+    }
+    if (grouped) {
+        float x = 0;
+        collie_status st = collie_allreduce(comm, &x, &x, 1, COLLIE_FLOAT32, COLLIE_SUM);
+        CHECK(st == COLLIE_ERR_INVALID_ARG && strstr(collie_last_error(comm), "inside"),
+              "blocking call in a group: %s", collie_strerror(st));
+        st = collie_wait(reqs[0]);
+        CHECK(st == COLLIE_ERR_INVALID_ARG, "wait in a group: %s", collie_strerror(st));
+        CHECK_OK(comm, collie_group_end(comm));
+    }
+    CHECK_OK(comm, collie_waitall((size_t)n, reqs));
+    free(reqs);
+}
+
+static void fusion(void)
+{
+    enum { N = 62 + 6 };
+    struct call calls[N];
+    for (int i = 0; i < 62; i++)
+        calls[i] = (struct call){0, resnet18[i], COLLIE_FLOAT32, COLLIE_SUM};
+    /* A run broken by a float64, an AVG, a broadcast; then a last float32 pair. */
+    calls[62] = (struct call){0, 1000, COLLIE_FLOAT64, COLLIE_SUM};
+    calls[63] = (struct call){0, 777, COLLIE_FLOAT32, COLLIE_AVG};
+    calls[64] = (struct call){0, 333, COLLIE_FLOAT32, COLLIE_AVG};
+    calls[65] = (struct call){1, 4096, COLLIE_FLOAT32, COLLIE_SUM};
+    calls[66] = (struct call){0, 5, COLLIE_FLOAT32, COLLIE_SUM};
+    calls[67] = (struct call){0, 70000, COLLIE_FLOAT32, COLLIE_SUM};
+    void *in[N], *one[N], *fused[N];
+    for (int i = 0; i < N; i++) {
+        size_t bytes = calls[i].count * (calls[i].dtype == COLLIE_FLOAT64 ? 8 : 4);
+        in[i] = malloc(bytes), one[i] = malloc(bytes), fused[i] = malloc(bytes);
+        CHECK(in[i] && one[i] && fused[i], "out of memory");
+        if (calls[i].dtype == COLLIE_FLOAT64)
+            for (size_t k = 0; k < calls[i].count; k++)
+                ((double *)in[i])[k] = (double)k * 0.1 + rank;
+        else
+            fill_random(in[i], calls[i].count, (uint32_t)(rank * 7919 + i));
+    }
+    run_calls(calls, N, in, one, 0);
+    run_calls(calls, N, in, fused, 1);
+    for (int i = 0; i < N; i++) {
+        size_t bytes = calls[i].count * (calls[i].dtype == COLLIE_FLOAT64 ? 8 : 4);
+        CHECK(!memcmp(one[i], fused[i], bytes), "call %d (%zu elements): fused differs", i,
+              calls[i].count);
+        free(in[i]), free(one[i]), free(fused[i]);
+    }
+    CHECK(collie_group_end(comm) == COLLIE_ERR_INVALID_ARG, "an end without a start");
+    /* Nested groups: the inner end issues nothing; a one-call group is the call. */
+    float a = (float)rank, b = 1;
+    collie_request *ra, *rb;
+    CHECK_OK(comm, collie_group_start(comm));
+    CHECK_OK(comm, collie_group_start(comm));
+    CHECK_OK(comm, collie_iallreduce(comm, &a, &a, 1, COLLIE_FLOAT32, COLLIE_SUM, &ra));
+    CHECK_OK(comm, collie_group_end(comm));
+    CHECK_OK(comm, collie_iallreduce(comm, &b, &b, 1, COLLIE_FLOAT32, COLLIE_SUM, &rb));
+    CHECK_OK(comm, collie_group_end(comm));
+    CHECK_OK(comm, collie_wait(rb));
+    CHECK_OK(comm, collie_wait(ra));
+    CHECK(a == (float)size * (size - 1) / 2 && b == (float)size, "nested: %g %g", a, b);
+}
+
+/* The exact sum over ranks of fill_random's element, in double. */
+static void compress(void)
+{
+    size_t n = 100003;
+    float *x = malloc(n * 4), *y = malloc(n * 4), *in_place = malloc(n * 4);
+    double *exact = calloc(n, 8), *abs_sum = calloc(n, 8);
+    CHECK(x && y && in_place && exact && abs_sum, "out of memory");
+    for (int r = 0; r < size; r++) {
+        fill_random(x, n, (uint32_t)(r + 11));
+        for (size_t i = 0; i < n; i++)
+            exact[i] += x[i], abs_sum[i] += fabs(x[i]);
+    }
+    fill_random(x, n, (uint32_t)(rank + 11));
+    for (int w = 0; w < 2; w++) {
+        collie_dtype wire = w ? COLLIE_BFLOAT16 : COLLIE_FLOAT16;
+        double u = w ? 1.0 / 256 : 1.0 / 2048;
+        for (int form = 0; form < 3; form++) {
+            collie_op op = form == 2 ? COLLIE_AVG : COLLIE_SUM;
+            float *out = form == 1 ? in_place : y;
+            memcpy(in_place, x, n * 4);
+            if (form == 2) {
+                collie_request *req;
+                CHECK_OK(comm, collie_iallreduce_compressed(comm, x, out, n, wire, op, &req));
+                CHECK_OK(comm, collie_wait(req));
+            } else {
+                CHECK_OK(comm, collie_allreduce_compressed(comm, form == 1 ? in_place : x, out, n,
+                                                           wire, op));
+            }
+            double worst = 0;
+            for (size_t i = 0; i < n; i++) {
+                double want = op == COLLIE_AVG ? exact[i] / size : exact[i];
+                double bound = (size + 1) * u * abs_sum[i] / (op == COLLIE_AVG ? size : 1);
+                double err = fabs(out[i] - want);
+                CHECK(err <= bound, "%s form %d element %zu: %.9g, exact %.9g, bound %.3g",
+                      w ? "bfloat16" : "float16", form, i, out[i], want, bound);
+                if (abs_sum[i] > 0 && err / abs_sum[i] > worst)
+                    worst = err / abs_sum[i];
+            }
+            if (rank == 0)
+                printf("%s %s: worst error %.3g of sum |x| (bound %.3g)\n",
+                       w ? "bfloat16" : "float16", form == 2 ? "avg" : "sum", worst,
+                       (size + 1) * u);
+        }
+    }
+    CHECK(collie_allreduce_compressed(comm, x, y, n, COLLIE_INT32, COLLIE_SUM) ==
+              COLLIE_ERR_INVALID_ARG,
+          "an int32 wire accepted");
+    CHECK(strstr(collie_last_error(comm), "wire_dtype"), "%s", collie_last_error(comm));
+    free(x), free(y), free(in_place), free(exact), free(abs_sum);
+}
+
 int main(int argc, char **argv)
 {
-    CHECK(argc == 2, "usage: test_async p2p|mixed|progress|abort|kill|mismatch|badargs|split|uid");
+    CHECK(argc == 2, "usage: test_async "
+                     "p2p|mixed|progress|abort|kill|mismatch|badargs|fusion|compress|split|uid");
     comm = test_init();
     rank = collie_rank(comm);
     size = collie_size(comm);
@@ -419,6 +580,10 @@ int main(int argc, char **argv)
         mismatch();
     else if (!strcmp(s, "badargs"))
         badargs();
+    else if (!strcmp(s, "fusion"))
+        fusion();
+    else if (!strcmp(s, "compress"))
+        compress();
     else if (!strcmp(s, "split"))
         split();
     else if (!strcmp(s, "uid"))

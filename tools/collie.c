@@ -38,6 +38,7 @@ static void usage(FILE *out)
             "  bench   measure the collectives, optionally beside MPI   (collie bench -h)\n"
             "  train   data-parallel training of an MLP or logistic regression (collie train -h)\n"
             "  info    show the version, what the library detects, and its configuration\n"
+            "  timeline FILE  merge the ranks' COLLIE_TIMELINE=FILE traces into FILE\n"
             "  version print the version\n");
 }
 
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
         return train(argv + 1);
     if (!strcmp(cmd, "info"))
         return collie_tool_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "timeline"))
+        return collie_tool_timeline(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("collie %s\n", collie_version());
         return 0;

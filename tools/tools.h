@@ -4,6 +4,9 @@
 
 int collie_tool_run(int argc, char **argv);
 int collie_tool_info(int argc, char **argv);
+
+/* `collie timeline FILE`: merges the ranks' COLLIE_TIMELINE traces into one. */
+int collie_tool_timeline(int argc, char **argv);
 int collie_tool_bench(int argc, char **argv);
 int collie_tool_train(int argc, char **argv); /* the collie-train executable */
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/config.h"
 #include "../core/log.h"
 #include "../transport/shm.h"
 #include "../transport/xfer.h"
@@ -39,6 +40,10 @@ struct collie__async {
     pthread_cond_t done; /* a request completed, or a lane went idle */
     struct lane coll, p2p;
     int stopping;
+    int group_depth;     /* collie_group_start calls not yet ended */
+    struct lane held;    /* collectives issued inside the group (queue only) */
+    size_t fusion_bytes; /* COLLIE_FUSION_BYTES */
+    void *spare;         /* a fusion buffer kept for the next group */
 };
 
 static int is_p2p(const struct collie__op *op)
@@ -64,14 +69,29 @@ static struct collie_request *pop(struct lane *l)
     return r;
 }
 
+static void complete(struct collie__async *a, struct collie_request *r, collie_status st);
+
+static void complete_member(struct collie_request *m, collie_status st, void *arg)
+{
+    struct collie__async *a = arg;
+    m->fused = 1; /* its carrier is in the timeline already */
+    complete(a, m, st);
+}
+
 /* Under the lock. */
 static void complete(struct collie__async *a, struct collie_request *r, collie_status st)
 {
     collie_comm *comm = r->comm;
     /* A later failure of the communicator is the cause to report, not its echo. */
     collie_status sticky = atomic_load(&comm->failed);
-    r->status = st != COLLIE_OK && sticky != COLLIE_OK ? sticky : st;
-    collie__timeline_op(comm, r, collie__now_ns());
+    st = st != COLLIE_OK && sticky != COLLIE_OK ? sticky : st;
+    if (r->fused != 1) /* a member's carrier shows it */
+        collie__timeline_op(comm, r, collie__now_ns());
+    if (r->fused > 1) { /* a carrier: nobody waits on it, its members are the requests */
+        collie__fuse_done(r, st, &a->spare, complete_member, a);
+        return;
+    }
+    r->status = st;
     atomic_store_explicit(&r->done, 1, memory_order_release);
     pthread_cond_broadcast(&a->done);
 }
@@ -249,6 +269,7 @@ static struct collie__async *async_of(collie_comm *comm)
     pthread_cond_init(&a->done, NULL);
     pthread_cond_init(&a->coll.work, NULL);
     pthread_cond_init(&a->p2p.work, NULL);
+    a->fusion_bytes = (size_t)collie__config_int(COLLIE_CFG_FUSION_BYTES);
     comm->async = a;
     return a;
 }
@@ -290,7 +311,9 @@ collie_status collie__async_issue(collie_comm *comm, const struct collie__op *op
     collie_status st = l->started ? COLLIE_OK
                                   : start_lane(comm, l, p2p ? p2p_lane : coll_lane,
                                                p2p ? "collie-p2p" : "collie-coll");
-    if (st == COLLIE_OK) {
+    if (st == COLLIE_OK && !p2p && a->group_depth) {
+        push(&a->held, r); /* collie_group_end issues it, fused or not */
+    } else if (st == COLLIE_OK) {
         push(l, r);
         pthread_cond_signal(&l->work);
     }
@@ -319,6 +342,14 @@ collie_status collie__async_blocking(collie_comm *comm, struct collie__op *op)
         return st == COLLIE_OK ? collie_wait(r) : st;
     }
     pthread_mutex_lock(&a->lock);
+    if (a->group_depth) {
+        pthread_mutex_unlock(&a->lock);
+        return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
+                            "blocking %s on rank %d inside collie_group_start/collie_group_end: "
+                            "it would wait for the calls the group holds; use collie_i%s",
+                            collie__coll_name(op->desc.coll), comm->rank,
+                            collie__coll_name(op->desc.coll));
+    }
     while (a->coll.head || a->coll.busy) {
         if (!a->coll.busy)
             run_next(comm, a); /* lend this thread to the requests before us */
@@ -354,6 +385,14 @@ collie_status collie_wait(collie_request *r)
     struct collie__async *a = comm->async;
     uint64_t t0 = collie__now_ns();
     pthread_mutex_lock(&a->lock);
+    if (a->group_depth && !is_p2p(&r->op)) {
+        pthread_mutex_unlock(&a->lock);
+        return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
+                            "collie_wait on rank %d inside collie_group_start/collie_group_end: "
+                            "the group holds the call until collie_group_end (the request "
+                            "stays pending)",
+                            comm->rank);
+    }
     while (!atomic_load_explicit(&r->done, memory_order_relaxed)) {
         if (!is_p2p(&r->op) && a->coll.head && !a->coll.busy)
             run_next(comm, a); /* the lane's thread has not started it: run it here */
@@ -391,12 +430,98 @@ collie_status collie_waitall(size_t n, collie_request **reqs)
     return first;
 }
 
+static int fusible(const struct collie_request *r, const struct collie_request *first, size_t room)
+{
+    const struct collie__op *o = &r->op;
+    return o->desc.coll == COLLIE_COLL_ALLREDUCE && o->count && o->count * o->elem_size <= room &&
+           (!first || (o->dtype == first->op.dtype && o->op == first->op.op));
+}
+
+/*
+ * Queues the group's calls in order, each run of consecutive fusible
+ * allreduces packed into carriers of at most fusion_bytes; under the lock.
+ * The packing depends only on the calls, so every rank packs alike.
+ */
+static void flush_group(struct collie__async *a)
+{
+    struct collie_request **run = NULL, *r;
+    size_t cap = 0;
+    while ((r = pop(&a->held))) {
+        int n = 0;
+        size_t bytes = 0;
+        if (a->fusion_bytes && fusible(r, NULL, a->fusion_bytes)) {
+            for (struct collie_request *m = r; m && fusible(m, r, a->fusion_bytes - bytes);
+                 m = m->next) {
+                if ((size_t)n == cap) {
+                    struct collie_request **grown =
+                        realloc(run, sizeof *run * (cap = 2 * cap + 16));
+                    if (!grown)
+                        break;
+                    run = grown;
+                }
+                run[n++] = m;
+                bytes += m->op.count * m->op.elem_size;
+            }
+        }
+        struct collie_request *carrier =
+            n > 1 ? collie__fuse(r->comm, run, n, bytes, &a->spare) : NULL;
+        if (!carrier) {
+            push(&a->coll, r);
+            continue;
+        }
+        for (int i = 1; i < n; i++) /* r itself is popped already */
+            pop(&a->held);
+        push(&a->coll, carrier);
+    }
+    free(run);
+    pthread_cond_signal(&a->coll.work);
+}
+
+collie_status collie_group_start(collie_comm *comm)
+{
+    if (!comm) {
+        collie__api_error("collie_group_start: comm is NULL");
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    struct collie__async *a = async_of(comm);
+    if (!a)
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory for a group", comm->rank);
+    pthread_mutex_lock(&a->lock);
+    collie_status st =
+        a->coll.started ? COLLIE_OK : start_lane(comm, &a->coll, coll_lane, "collie-coll");
+    a->group_depth += st == COLLIE_OK;
+    pthread_mutex_unlock(&a->lock);
+    return st;
+}
+
+collie_status collie_group_end(collie_comm *comm)
+{
+    struct collie__async *a = comm ? comm->async : NULL;
+    if (a)
+        pthread_mutex_lock(&a->lock);
+    if (!a || !a->group_depth) {
+        if (a)
+            pthread_mutex_unlock(&a->lock);
+        collie__api_error("collie_group_end without collie_group_start");
+        return comm ? collie__fail(comm, COLLIE_ERR_INVALID_ARG,
+                                   "rank %d: collie_group_end without collie_group_start",
+                                   comm->rank)
+                    : COLLIE_ERR_INVALID_ARG;
+    }
+    if (!--a->group_depth)
+        flush_group(a);
+    pthread_mutex_unlock(&a->lock);
+    return COLLIE_OK;
+}
+
 void collie__async_shutdown(collie_comm *comm)
 {
     struct collie__async *a = comm->async;
     if (!a)
         return;
     pthread_mutex_lock(&a->lock);
+    a->group_depth = 0; /* a group left open: its calls run now */
+    flush_group(a);
     a->stopping = 1; /* the threads finish their queues, then leave */
     pthread_cond_signal(&a->coll.work);
     pthread_cond_signal(&a->p2p.work);
@@ -405,6 +530,7 @@ void collie__async_shutdown(collie_comm *comm)
         pthread_join(a->coll.thread, NULL);
     if (a->p2p.started)
         pthread_join(a->p2p.thread, NULL);
+    collie__fuse_free_spare(a->spare);
     pthread_cond_destroy(&a->coll.work);
     pthread_cond_destroy(&a->p2p.work);
     pthread_cond_destroy(&a->done);

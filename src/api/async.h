@@ -50,8 +50,33 @@ collie_status collie__async_issue(collie_comm *comm, const struct collie__op *op
  */
 collie_status collie__async_blocking(collie_comm *comm, struct collie__op *op);
 
+/*
+ * Fusion's carrier (fusion.c): one allreduce request that runs the n held
+ * members (consecutive allreduces of one dtype and op, bytes in all) packed
+ * in one buffer, and completes them with its status.  *spare is a buffer
+ * kept from an earlier carrier, taken if large enough.  NULL when out of
+ * memory (the members then run one by one).
+ */
+struct collie_request *collie__fuse(collie_comm *comm, struct collie_request **members, int n,
+                                    size_t bytes, void **spare);
+
+/* Completes a carrier's members with st, keeps its buffer in *spare or frees it, frees it. */
+void collie__fuse_done(struct collie_request *carrier, collie_status st, void **spare,
+                       void (*complete)(struct collie_request *member, collie_status st, void *arg),
+                       void *arg);
+
+/* Frees the kept buffer. */
+void collie__fuse_free_spare(void *spare);
+
 /* Completes or fails every pending request, stops the lanes' threads, frees the state. */
 void collie__async_shutdown(collie_comm *comm);
+
+/*
+ * The checks made when a call is issued (api/coll.c): the communicator's
+ * health, the arguments (INVALID_ARG names the bad one), in-place forms
+ * resolved, and the descriptor every rank's call must agree on.
+ */
+collie_status collie__op_check(collie_comm *comm, struct collie__op *op);
 
 /*
  * What the lanes call to run one operation (api/coll.c): the checks made at

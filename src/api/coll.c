@@ -115,8 +115,7 @@ static collie_status check_args(collie_comm *comm, struct collie__op *op)
     return COLLIE_OK;
 }
 
-/* The checks made when a call is issued: arguments, the communicator's health. */
-static collie_status prepare(collie_comm *comm, struct collie__op *op)
+collie_status collie__op_check(collie_comm *comm, struct collie__op *op)
 {
     if (!comm) {
         collie__api_error("collie_%s: comm is NULL", collie__coll_name(op->desc.coll));
@@ -210,14 +209,15 @@ static collie_status start(collie_comm *comm, enum collie__coll coll, const void
                            void *recvbuf, size_t count, collie_dtype dtype, collie_op op, int root)
 {
     struct collie__op o = make_op(coll, sendbuf, recvbuf, count, dtype, op, root);
-    collie_status st = prepare(comm, &o);
+    collie_status st = collie__op_check(comm, &o);
     if (st != COLLIE_OK)
         return st;
     if (!collie__timeline_on())
         return collie__async_blocking(comm, &o);
     uint64_t t0 = collie__now_ns();
     st = collie__async_blocking(comm, &o);
-    collie__timeline_blocking(comm, &o, t0, collie__now_ns());
+    if (st != COLLIE_ERR_INVALID_ARG) /* refused calls did not run */
+        collie__timeline_blocking(comm, &o, t0, collie__now_ns());
     return st;
 }
 
@@ -240,7 +240,7 @@ static collie_status istart(collie_comm *comm, enum collie__coll coll, const voi
         return COLLIE_ERR_INVALID_ARG;
     }
     *req = NULL;
-    collie_status st = prepare(comm, &o);
+    collie_status st = collie__op_check(comm, &o);
     return st == COLLIE_OK ? collie__async_issue(comm, &o, execute_request, NULL, req) : st;
 }
 collie_status collie_allreduce(collie_comm *comm, const void *sendbuf, void *recvbuf, size_t count,

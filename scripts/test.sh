@@ -1,7 +1,8 @@
 #!/bin/bash
 # Quick start, part two: installs what the build needs, then builds and runs
 # every test: a release build with -Werror, a build with AddressSanitizer +
-# UndefinedBehaviorSanitizer, and a build without the training workloads
+# UndefinedBehaviorSanitizer, a ThreadSanitizer build for the tests that run
+# threads (the asynchronous core), and a build without the training workloads
 # (COLLIE_BUILD_TRAIN=OFF: the library and tools need neither OpenBLAS nor zlib).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,15 @@ cmake --build build-asan -j"$jobs" >/dev/null
 # The sanitizers make memory traffic several times slower: the largest counts
 # (1M and 16M elements) run in the release build above, the rest here.
 (cd build-asan && COLLIE_TEST_MAX_COUNT=65537 ctest --output-on-failure)
+
+echo "== ThreadSanitizer build: the tests whose processes run several threads"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_TSAN=ON -DCOLLIE_WERROR=ON \
+    -DCOLLIE_BUILD_TRAIN=OFF >/dev/null
+cmake --build build-tsan -j"$jobs" >/dev/null
+# Every test of the asynchronous core (lanes, abort from a second thread, split,
+# fusion, the non-blocking form of every collective), at the sanitizers' sizes.
+(cd build-tsan && COLLIE_TEST_MAX_COUNT=65537 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    ctest --output-on-failure -R '^async\.')
 
 echo "== build without the training workloads (COLLIE_BUILD_TRAIN=OFF)"
 cmake -S . -B build-notrain -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON -DCOLLIE_BUILD_TRAIN=OFF >/dev/null

@@ -43,6 +43,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "../tools/bench/resnet18.h"
 #include "test_util.h"
 
 static collie_comm *comm;
@@ -406,14 +407,6 @@ static void uid(void)
     CHECK(test_seconds() - t0 < 10, "wrong size took %.1f s", test_seconds() - t0);
 }
 
-/* The number of floats in each of ResNet-18's 62 parameter tensors (11,689,512 in all). */
-static const size_t resnet18[62] = {
-    9408,    64,  64,  36864,   64,  64,  36864,  64,  64,  36864,   64,  64,  36864,   64,  64,
-    73728,   128, 128, 147456,  128, 128, 8192,   128, 128, 147456,  128, 128, 147456,  128, 128,
-    294912,  256, 256, 589824,  256, 256, 32768,  256, 256, 589824,  256, 256, 589824,  256, 256,
-    1179648, 512, 512, 2359296, 512, 512, 131072, 512, 512, 2359296, 512, 512, 2359296, 512, 512,
-    512000,  1000};
-
 static uint32_t lcg(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
 
 /* Random floats of every magnitude and sign: sums that round differently in another order. */
@@ -465,7 +458,7 @@ static void fusion(void)
     enum { N = 62 + 6 };
     struct call calls[N];
     for (int i = 0; i < 62; i++)
-        calls[i] = (struct call){0, resnet18[i], COLLIE_FLOAT32, COLLIE_SUM};
+        calls[i] = (struct call){0, resnet18_tensors[i], COLLIE_FLOAT32, COLLIE_SUM};
     /* A run broken by a float64, an AVG, a broadcast; then a last float32 pair. */
     calls[62] = (struct call){0, 1000, COLLIE_FLOAT64, COLLIE_SUM};
     calls[63] = (struct call){0, 777, COLLIE_FLOAT32, COLLIE_AVG};

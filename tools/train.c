@@ -48,6 +48,8 @@ static void usage(FILE *out)
         "  --momentum M        SGD momentum (default 0.9), --nesterov, --adam\n"
         "  --wd W              weight decay / L2 (default 0; logreg: 2.5e-6)\n"
         "  --compress T        float16 or bfloat16 gradients on the wire\n"
+        "  --no-overlap        reduce the gradients after the backward pass in one allreduce\n"
+        "                      (default: each layer's as soon as the pass has produced them)\n"
         "  --target ACC        time to this test accuracy; stop once reached\n"
         "  --seed S            same seed, same data order and initial weights (default 1)\n"
         "  --max-steps N       stop after N steps\n"
@@ -113,6 +115,10 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
         }
         if (!strcmp(a, "--no-scale-lr")) {
             c->scale_lr = 0;
+            continue;
+        }
+        if (!strcmp(a, "--no-overlap")) {
+            c->no_overlap = 1;
             continue;
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

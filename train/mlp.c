@@ -149,6 +149,8 @@ float mlp_forward_backward(struct mlp *m, const float *x, const uint8_t *y, int 
         for (int i = 0; i < batch; i++)
             for (int j = 0; j < out; j++)
                 db[j] += dz[(size_t)i * (size_t)out + (size_t)j];
+        if (m->grads_ready) /* W then b, back to back */
+            m->grads_ready(m->grads_arg, m->w_off[l], m->b_off[l] + (size_t)out - m->w_off[l]);
         if (!l)
             break;
         float *da = dz == m->delta[0] ? m->delta[1] : m->delta[0];

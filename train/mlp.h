@@ -26,6 +26,13 @@ struct mlp {
     float *act[MLP_MAX_LAYERS + 1]; /* act[l], l >= 1: layer l's output, batch x size[l] */
     float *delta[2];                /* backward scratch, batch x max width */
     uint64_t rng;                   /* dropout masks */
+    /*
+     * Called during the backward pass as soon as a layer's gradients (its W
+     * and b, grads[off, off + n)) are final, the last layer first: where
+     * data-parallel training starts reducing them while the pass goes on.
+     */
+    void (*grads_ready)(void *arg, size_t off, size_t n);
+    void *grads_arg;
 };
 
 /*

@@ -1,7 +1,10 @@
 /*
  * trainer.h - synchronous data-parallel SGD over collie: every rank computes
- * the gradient of its slice of each global batch, one allreduce averages the
- * fused gradient buffer, every rank applies the same update.  Measures what
+ * the gradient of its slice of each global batch; each layer's gradients are
+ * averaged by a non-blocking allreduce issued as soon as the backward pass
+ * has produced them (the last layer first, as DDP's buckets), waited before
+ * the update (--no-overlap: one allreduce of the fused buffer after the
+ * pass); every rank applies the same update.  Measures what
  * the reference benchmarks report (SPEC.md, *Measures*).
  */
 #ifndef COLLIE_TRAIN_TRAINER_H
@@ -32,6 +35,7 @@ struct train_config {
     float momentum, weight_decay;
     int nesterov;
     collie_dtype grad_dtype; /* float32, or float16/bfloat16: compressed gradients */
+    int no_overlap;          /* reduce all gradients after the backward pass, in one call */
     float target;            /* test accuracy to time, and stop at; 0: none */
     unsigned long long seed;
     int quiet; /* no per-epoch lines */
@@ -49,8 +53,9 @@ struct train_result {
     struct train_epoch *epoch; /* epochs_run rows */
     double time_to_target_s;   /* < 0: never reached */
     int epoch_to_target;
-    double throughput_mean, throughput_ci95; /* samples/s over timed iterations */
-    double compute_s_per_iter, comm_s_per_iter;
+    double throughput_mean, throughput_ci95;    /* samples/s over timed iterations */
+    double compute_s_per_iter, comm_s_per_iter; /* comm: the waiting left after compute */
+    double comm_alone_s_per_iter; /* overlap on: every 10th step reduces after the pass, timed */
     double bytes_per_epoch_formula, bytes_per_epoch_actual;
     double final_test_accuracy;
     float *weights; /* the trained parameters, nparams of them (malloc'd; the caller frees) */

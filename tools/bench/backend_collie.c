@@ -28,6 +28,8 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
             st = collie_send(comm, send, count, t, peer);
         break;
     }
+    case BENCH_OVERLAP: /* bench_overlap and bench_fusion call iallreduce and run(ALLREDUCE) */
+    case BENCH_FUSION:
     case BENCH_NCOLLS: break;
     }
     return st == COLLIE_OK ? 0 : -1;
@@ -56,6 +58,23 @@ static const char *algo(struct bench_backend *b, enum bench_coll c, size_t bytes
 
 static const char *error(struct bench_backend *b) { return collie_last_error(comm_of(b)); }
 
+static int iallreduce(struct bench_backend *b, const void *send, void *recv, size_t count,
+                      collie_dtype t, collie_op op, void **h)
+{
+    return collie_iallreduce(comm_of(b), send, recv, count, t, op, (collie_request **)h) ? -1 : 0;
+}
+
+static int wait(struct bench_backend *b, void *h)
+{
+    (void)b;
+    return collie_wait(h) ? -1 : 0;
+}
+
+static int group(struct bench_backend *b, int start)
+{
+    return (start ? collie_group_start(comm_of(b)) : collie_group_end(comm_of(b))) ? -1 : 0;
+}
+
 static int supports(struct bench_backend *b, collie_dtype t, collie_op op)
 {
     (void)b, (void)t, (void)op;
@@ -82,7 +101,10 @@ int bench_backend_collie(struct bench_backend *b)
                                 .sum_ll = sum_ll,
                                 .algo = algo,
                                 .error = error,
-                                .supports = supports};
+                                .supports = supports,
+                                .iallreduce = iallreduce,
+                                .wait = wait,
+                                .group = group};
     return 0;
 }
 

@@ -165,9 +165,43 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
             rc = MPI_Send(send, n, dt, peer, 0, MPI_COMM_WORLD);
         break;
     }
+    case BENCH_OVERLAP: /* bench_overlap and bench_fusion call iallreduce and run(ALLREDUCE) */
+    case BENCH_FUSION:
     case BENCH_NCOLLS: break;
     }
     return check(rc);
+}
+
+/* A pending MPI_Iallreduce, and what AVG still has to divide once it completes. */
+struct pending {
+    MPI_Request req;
+    void *recv;
+    size_t count;
+    collie_dtype t;
+    int avg;
+};
+
+static int iallreduce(struct bench_backend *b, const void *send, void *recv, size_t count,
+                      collie_dtype t, collie_op op, void **h)
+{
+    (void)b;
+    struct pending *p = malloc(sizeof *p);
+    if (!p)
+        return -1;
+    *p = (struct pending){.recv = recv, .count = count, .t = t, .avg = op == COLLIE_AVG};
+    *h = p;
+    return check(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, mpi_type(t),
+                                mpi_op(t, op), MPI_COMM_WORLD, &p->req));
+}
+
+static int wait(struct bench_backend *b, void *h)
+{
+    struct pending *p = h;
+    int rc = check(MPI_Wait(&p->req, MPI_STATUS_IGNORE));
+    if (rc == 0 && p->avg)
+        divide(p->recv, p->count, p->t, b->size);
+    free(p);
+    return rc;
 }
 
 static int barrier(struct bench_backend *b)
@@ -227,7 +261,10 @@ int main(int argc, char **argv)
                               .sum_ll = sum_ll,
                               .algo = algo,
                               .error = error,
-                              .supports = supports};
+                              .supports = supports,
+                              .iallreduce = iallreduce,
+                              .wait = wait,
+                              .group = NULL}; /* MPI cannot fuse: one call per tensor */
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.size);
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);

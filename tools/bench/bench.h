@@ -24,6 +24,8 @@ enum bench_coll {
     BENCH_REDUCE_SCATTER,
     BENCH_ALLTOALL,
     BENCH_PINGPONG, /* send/recv between rank pairs (0-1, 2-3, ...); not part of "all" */
+    BENCH_OVERLAP,  /* an allreduce hidden behind computation (overlap.c); not part of "all" */
+    BENCH_FUSION,   /* many small allreduces one by one vs fused (fusion.c); not part of "all" */
     BENCH_NCOLLS
 };
 
@@ -41,6 +43,12 @@ struct bench_backend {
     const char *(*algo)(struct bench_backend *b, enum bench_coll c, size_t bytes);
     const char *(*error)(struct bench_backend *b);
     int (*supports)(struct bench_backend *b, collie_dtype t, collie_op op);
+    /* A non-blocking allreduce: *h is what wait() completes (overlap, fusion). */
+    int (*iallreduce)(struct bench_backend *b, const void *send, void *recv, size_t count,
+                      collie_dtype t, collie_op op, void **h);
+    int (*wait)(struct bench_backend *b, void *h);
+    /* Brackets calls to fuse (1: start, 0: end); NULL where the library cannot fuse. */
+    int (*group)(struct bench_backend *b, int start);
 };
 
 struct bench_opts {
@@ -58,6 +66,7 @@ struct bench_opts {
     int noise;       /* busy threads beside each rank (--noise) */
     double min_time; /* seconds each size is timed for at least (--min-time) */
     int round;       /* internal: the round a measuring job belongs to */
+    int fusion;      /* fusion: 0 the 62 tensors of ResNet-18, else this many of -b bytes */
     int dry_run;     /* list the sizes, measure nothing */
     int corrupt;     /* testing: rank 0 flips a byte of each checked result */
     const char *algo, *baseline, *csv, *json, *plot, *raw;
@@ -77,6 +86,7 @@ struct bench_row {
     int rounds;                /* merged rows only: how many rounds were merged */
     long long wrong;           /* -1: not checked */
     char algo[24];
+    double comm_us, comp_us; /* overlap: the allreduce alone, the computation alone */
 };
 
 struct bench_rows {
@@ -122,6 +132,18 @@ int bench_sweep(struct bench_backend *b, const struct bench_opts *o, int round,
                 struct bench_rows *rows);
 
 void bench_rows_add(struct bench_rows *rows, const struct bench_row *r);
+
+/* Rank r of n's input element i for collective c, and the reduced value (sweep.c). */
+double bench_input(int c, collie_op op, int r, int n, size_t i);
+double bench_reduced(collie_dtype t, collie_op op, int n, size_t i);
+/* Writes v as element i of p in dtype t. */
+void bench_encode(collie_dtype t, void *p, size_t i, double v);
+
+/* The overlap and fusion measurements (overlap.c, fusion.c): rows as bench_sweep's. */
+int bench_overlap(struct bench_backend *b, const struct bench_opts *o, int round,
+                  struct bench_rows *rows);
+int bench_fusion(struct bench_backend *b, const struct bench_opts *o, int round,
+                 struct bench_rows *rows);
 /* Raw rows for the driver: one tab-separated line per row. */
 int bench_rows_write_raw(const struct bench_rows *rows, const char *path);
 int bench_rows_read_raw(struct bench_rows *rows, const char *path);

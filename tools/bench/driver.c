@@ -110,6 +110,10 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
         ADD("--noise");
         ADD("%d", o->noise);
     }
+    if (o->fusion) {
+        ADD("--fusion");
+        ADD("%d", o->fusion);
+    }
     if (!o->check)
         ADD("--no-check");
     if (o->corrupt)

@@ -7,8 +7,9 @@
 
 #include "bench.h"
 
-static const char *const coll_names[BENCH_NCOLLS] = {
-    "allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall", "pingpong"};
+static const char *const coll_names[BENCH_NCOLLS] = {"allreduce", "broadcast",      "reduce",
+                                                     "allgather", "reduce_scatter", "alltoall",
+                                                     "pingpong",  "overlap",        "fusion"};
 static const char *const dtype_names[] = {"float32", "float64", "float16", "bfloat16",
                                           "int8",    "uint8",   "int32",   "int64"};
 static const size_t dtype_sizes[] = {4, 8, 2, 2, 1, 1, 4, 8};
@@ -43,7 +44,12 @@ void bench_usage(FILE *out, const char *prog)
             "usage: %s [COLLECTIVE|all] [-n RANKS] [options]\n"
             "  COLLECTIVE      allreduce (default), broadcast, reduce, allgather, reduce_scatter,\n"
             "                  alltoall, or all of these; or pingpong: send/recv between rank\n"
-            "                  pairs (0-1, 2-3, ...), time one way (half the round trip)\n"
+            "                  pairs (0-1, 2-3, ...), time one way (half the round trip); or\n"
+            "                  overlap: an allreduce issued, a computation as long, then the wait\n"
+            "                  (overlap = (T_comm + T_comp - T_both) / min(T_comm, T_comp)); or\n"
+            "                  fusion: ResNet-18's 62 gradient allreduces, one call each vs fused\n"
+            "  --overlap       the same as naming overlap\n"
+            "  --fusion K      fusion with K tensors of -b bytes each instead of ResNet-18's\n"
             "  -n RANKS        launch RANKS ranks on this host (else: run as a rank of the job)\n"
             "  -b, -e, -f      smallest and largest size in bytes (K/M/G suffixes) and the factor\n"
             "                  between sizes, as nccl-tests (default -b 8 -e 64M -f 2)\n"
@@ -141,6 +147,10 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             o->inplace = 1;
             continue;
         }
+        if (!strcmp(a, "--overlap")) {
+            o->colls[o->ncolls++ % BENCH_NCOLLS] = BENCH_OVERLAP;
+            continue;
+        }
         if (!strcmp(a, "--check")) {
             o->check = 1;
             continue;
@@ -220,6 +230,11 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             if (*e2 || !(t >= 0) || t > 60)
                 goto bad;
             o->min_time = t;
+        } else if (!strcmp(a, "--fusion")) {
+            if (!is_int || n < 1 || n > 100000)
+                goto bad;
+            o->fusion = (int)n;
+            o->colls[o->ncolls++ % BENCH_NCOLLS] = BENCH_FUSION;
         } else if (!strcmp(a, "--noise")) {
             if (!is_int || n < 0 || n > 64)
                 goto bad;

@@ -27,14 +27,16 @@ static int cmp_double(const void *a, const void *b)
 
 #define SPREAD_WARN 2.0 /* rounds of one size further apart than this make a figure suspect */
 
-/*
- * The median over rounds of one backend's row for (coll, bytes), with the
- * rounds' min and max mean; 0 if there is none.
- */
-static int merged(const struct bench_rows *rows, const char *backend, int coll, size_t bytes,
-                  struct bench_row *out)
+static double median_of(double *v, int n)
 {
-    double mean[128], median[128];
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int bench_merged(const struct bench_rows *rows, const char *backend, int coll, size_t bytes,
+                 struct bench_row *out)
+{
+    double mean[128], median[128], comm[128], comp[128];
     int n = 0;
     for (size_t i = 0; i < rows->n && n < 128; i++) {
         const struct bench_row *r = &rows->row[i];
@@ -44,15 +46,17 @@ static int merged(const struct bench_rows *rows, const char *backend, int coll, 
             *out = *r;
         else if (r->wrong > out->wrong)
             out->wrong = r->wrong;
+        comm[n] = r->comm_us;
+        comp[n] = r->comp_us;
         mean[n] = r->mean_us;
         median[n++] = r->median_us;
     }
     if (!n)
         return 0;
-    qsort(mean, (size_t)n, sizeof *mean, cmp_double);
-    qsort(median, (size_t)n, sizeof *median, cmp_double);
-    out->mean_us = n % 2 ? mean[n / 2] : (mean[n / 2 - 1] + mean[n / 2]) / 2;
-    out->median_us = n % 2 ? median[n / 2] : (median[n / 2 - 1] + median[n / 2]) / 2;
+    out->mean_us = median_of(mean, n);
+    out->median_us = median_of(median, n);
+    out->comm_us = median_of(comm, n);
+    out->comp_us = median_of(comp, n);
     out->min_us = mean[0];
     out->max_us = mean[n - 1];
     out->rounds = n;
@@ -85,8 +89,12 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
         size_t ns = sizes_of(rows, c, sizes);
         if (!ns)
             continue;
+        if (c == BENCH_OVERLAP || c == BENCH_FUSION) {
+            (c == BENCH_OVERLAP ? bench_print_overlap : bench_print_fusion)(o, rows, sizes, ns);
+            continue;
+        }
         struct bench_row a, b;
-        merged(rows, "collie", c, sizes[0], &a);
+        bench_merged(rows, "collie", c, sizes[0], &a);
         char per_size[64] = "";
         if (o->min_time > 0)
             snprintf(per_size, sizeof per_size, " (or more, to time about %g ms)",
@@ -113,9 +121,9 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
         double sum_bus = 0, sum_base = 0;
         int n_bus = 0, n_unsteady = 0;
         for (size_t s = 0; s < ns; s++) {
-            if (!merged(rows, "collie", c, sizes[s], &a))
+            if (!bench_merged(rows, "collie", c, sizes[s], &a))
                 continue;
-            int have_b = base && merged(rows, "mpi", c, sizes[s], &b);
+            int have_b = base && bench_merged(rows, "mpi", c, sizes[s], &b);
             printf("%14zu %12zu %9s %6s %11.2f %11.2f", a.bytes, a.count, bench_dtype_name(a.dtype),
                    bench_op_name(a.op), a.mean_us, a.median_us);
             if (spread)
@@ -266,7 +274,7 @@ int bench_plot(const char *png, const struct bench_opts *o, const struct bench_r
             struct bench_row r;
             int any = 0;
             for (size_t s = 0; s < ns; s++)
-                if (merged(rows, backends[bi], o->colls[k], sizes[s], &r)) {
+                if (bench_merged(rows, backends[bi], o->colls[k], sizes[s], &r)) {
                     if (!any)
                         fprintf(d, "# %s %s\n", backends[bi], bench_coll_name(o->colls[k]));
                     fprintf(d, "%zu %.6f %.3f\n", r.bytes, busbw(&r, r.mean_us), r.mean_us);

@@ -18,6 +18,19 @@ struct bench_stream {
 
 void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows,
                        const struct bench_stream *stream);
+
+/*
+ * The median over rounds of one backend's row for (coll, bytes) (times, and
+ * overlap's comm and comp), with the rounds' min and max mean; 0 if none.
+ */
+int bench_merged(const struct bench_rows *rows, const char *backend, int coll, size_t bytes,
+                 struct bench_row *out);
+
+/* The tables of `bench overlap` and `bench fusion` (report_async.c), at the ns sizes given. */
+void bench_print_overlap(const struct bench_opts *o, const struct bench_rows *rows,
+                         const size_t *sizes, size_t ns);
+void bench_print_fusion(const struct bench_opts *o, const struct bench_rows *rows,
+                        const size_t *sizes, size_t ns);
 void bench_machine(struct bench_machine *m);
 int bench_write_csv(const char *path, const struct bench_rows *rows, const struct bench_machine *m);
 int bench_write_json(const char *path, const struct bench_rows *rows, const struct bench_machine *m,

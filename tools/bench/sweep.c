@@ -32,7 +32,7 @@ static void shape(int c, size_t bytes, size_t es, int n, size_t *count, size_t *
 }
 
 /* Exact expected values have closed forms (see fill()); floats divide in their own width. */
-static void encode(collie_dtype t, void *p, size_t i, double v)
+void bench_encode(collie_dtype t, void *p, size_t i, double v)
 {
     switch (t) {
     case COLLIE_FLOAT32: ((float *)p)[i] = (float)v; break;
@@ -58,7 +58,7 @@ static int reduces(int c)
 }
 
 /* Rank r's input element i (global index over the send buffer). */
-static double input(int c, collie_op op, int r, int n, size_t i)
+double bench_input(int c, collie_op op, int r, int n, size_t i)
 {
     if (!reduces(c))
         return (double)(((size_t)r * 31 + i) % 101);
@@ -70,7 +70,7 @@ static double input(int c, collie_op op, int r, int n, size_t i)
     }
 }
 
-static double reduced(collie_dtype t, collie_op op, int n, size_t i)
+double bench_reduced(collie_dtype t, collie_op op, int n, size_t i)
 {
     double sum = (double)n * (double)(i % 3) + n / 2;
     switch (op) {
@@ -93,7 +93,7 @@ static void fill(const struct bench_backend *b, int c, const struct bench_opts *
 {
     size_t es = bench_dtype_size(o->dtype);
     for (size_t i = 0; i < send_bytes / es; i++)
-        encode(o->dtype, send, i, input(c, o->op, b->rank, b->size, i));
+        bench_encode(o->dtype, send, i, bench_input(c, o->op, b->rank, b->size, i));
 }
 
 /* Counts the elements of this rank's output that differ from the expected ones. */
@@ -109,16 +109,20 @@ static long long verify(const struct bench_backend *b, int c, const struct bench
     for (size_t i = 0; i < elems; i++) {
         double v;
         switch (c) {
-        case BENCH_BROADCAST: v = input(c, o->op, o->root, b->size, i); break;
-        case BENCH_PINGPONG: v = input(c, o->op, bench_partner(b), b->size, i); break;
-        case BENCH_ALLGATHER: v = input(c, o->op, (int)(i / count), b->size, i % count); break;
-        case BENCH_ALLTOALL:
-            v = input(c, o->op, (int)(i / count), b->size, r * count + i % count);
+        case BENCH_BROADCAST: v = bench_input(c, o->op, o->root, b->size, i); break;
+        case BENCH_PINGPONG: v = bench_input(c, o->op, bench_partner(b), b->size, i); break;
+        case BENCH_ALLGATHER:
+            v = bench_input(c, o->op, (int)(i / count), b->size, i % count);
             break;
-        case BENCH_REDUCE_SCATTER: v = reduced(o->dtype, o->op, b->size, r * count + i); break;
-        default: v = reduced(o->dtype, o->op, b->size, i);
+        case BENCH_ALLTOALL:
+            v = bench_input(c, o->op, (int)(i / count), b->size, r * count + i % count);
+            break;
+        case BENCH_REDUCE_SCATTER:
+            v = bench_reduced(o->dtype, o->op, b->size, r * count + i);
+            break;
+        default: v = bench_reduced(o->dtype, o->op, b->size, i);
         }
-        encode(o->dtype, want, 0, v);
+        bench_encode(o->dtype, want, 0, v);
         wrong += memcmp(recv + i * es, want, es) != 0;
     }
     return wrong;
@@ -326,8 +330,15 @@ int bench_sweep(struct bench_backend *b, const struct bench_opts *o, int round,
         return -1;
     }
     int rc = 0;
-    for (int k = 0; k < o->ncolls && rc == 0; k++)
-        rc = sweep_one(b, o, o->colls[k], round, rows) ? -1 : 0;
+    for (int k = 0; k < o->ncolls && rc == 0; k++) {
+        int c = o->colls[k];
+        if (c == BENCH_OVERLAP)
+            rc = bench_overlap(b, o, round, rows);
+        else if (c == BENCH_FUSION)
+            rc = bench_fusion(b, o, round, rows);
+        else
+            rc = sweep_one(b, o, c, round, rows) ? -1 : 0;
+    }
     bench_noise_stop();
     return rc;
 }

@@ -227,7 +227,10 @@ COLLIE_API collie_status collie_recv(collie_comm *comm, void *buf, size_t count,
  *   first non-blocking call, one for collectives and one for point-to-point,
  *   sleeping when idle, never polling) move the operations while the caller
  *   computes; a caller blocked in collie_wait runs queued collectives itself
- *   (no hand-off between threads on the latency path).
+ *   (no hand-off between threads on the latency path).  A collective under
+ *   64 KiB (4 KiB across hosts) issued while the communicator is busy does
+ *   not wake the thread (that costs more than such a call): it starts at the
+ *   caller's wait, or within 1 ms.
  * - Errors found later complete the request with the status, make it sticky
  *   on the communicator, and complete every other pending request with it.
  * - Requests may be waited or tested in any order, each exactly once to

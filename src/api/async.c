@@ -25,12 +25,12 @@
 #include "api.h"
 #include "timeline.h"
 
-#define P2P_ACTIVE_MAX 64     /* transfers the point-to-point lane moves at once */
+#define P2P_ACTIVE_MAX 64 /* transfers the point-to-point lane moves at once */
 /* Collectives this large wake the lane's thread at issue (they take 20x the wake-up or more). */
 #define WAKE_BYTES_HOST (64u << 10)
 #define WAKE_BYTES_NET (4u << 10)
-#define TICK_NS 1000000ull     /* a busy lane's thread looks at its queue this often */
-#define BUSY_NS 100000000ull   /* a lane is busy for this long after a request's issue */
+#define TICK_NS 1000000ull    /* a busy lane's thread looks at its queue this often */
+#define BUSY_NS 100000000ull  /* a lane is busy for this long after a request's issue */
 #define P2P_SLICE_NS 1000000u /* it looks for new requests at least this often */
 
 struct lane {
@@ -107,7 +107,6 @@ static void complete(struct collie__async *a, struct collie_request *r, collie_s
 /* Runs one collective request; called without the lock, with the lane marked busy. */
 static collie_status execute(collie_comm *comm, struct collie_request *r)
 {
-    r->t_start = collie__now_ns();
     collie_status sticky = atomic_load(&comm->failed);
     if (sticky != COLLIE_OK)
         return sticky;
@@ -119,6 +118,7 @@ static void run_next(collie_comm *comm, struct collie__async *a)
 {
     struct collie_request *r = pop(&a->coll);
     a->coll.busy = 1;
+    r->t_start = collie__now_ns(); /* under the lock: collie_test reads it */
     pthread_mutex_unlock(&a->lock);
     collie_status st = execute(comm, r);
     pthread_mutex_lock(&a->lock);
@@ -222,7 +222,7 @@ static void p2p_retire(collie_comm *comm, struct collie__async *a, struct p2p_se
             continue;
         }
         if (st == COLLIE_OK)
-            atomic_fetch_add(&comm->ops, 1);
+            collie__count_op(comm, COLLIE_LANE_P2P, 1);
         complete(a, s->req[i], st);
     }
     s->n = kept;
@@ -246,7 +246,8 @@ static void *p2p_lane(void *arg)
     uint64_t timeout_ns = (uint64_t)(comm->timeout_s * 1e9), stalled_since = 0;
     collie__shm_wait_background();
     pthread_mutex_lock(&a->lock);
-    s->n = 0; /* a failed malloc: nothing can run; requests fail below */
+    if (s) /* a failed malloc: nothing can run; the requests fail below */
+        s->n = 0;
     for (;;) {
         collie_status st = s ? atomic_load(&comm->failed) : COLLIE_ERR_NOMEM;
         if (st != COLLIE_OK) { /* everything pending fails with the communicator */
@@ -347,7 +348,8 @@ collie_status collie__async_issue(collie_comm *comm, const struct collie__op *op
                                   : start_lane(comm, l, p2p ? p2p_lane : coll_lane,
                                                p2p ? "collie-p2p" : "collie-coll");
     if (st == COLLIE_OK && !p2p && a->group_depth) {
-        push(&a->held, r); /* collie_group_end issues it, fused or not */
+        r->held = 1; /* collie_group_end issues it, fused or not */
+        push(&a->held, r);
     } else if (st == COLLIE_OK) {
         push(l, r);
         /*
@@ -429,7 +431,7 @@ collie_status collie_wait(collie_request *r)
     struct collie__async *a = comm->async;
     uint64_t t0 = collie__now_ns();
     pthread_mutex_lock(&a->lock);
-    if (a->group_depth && !is_p2p(&r->op)) {
+    if (r->held) {
         pthread_mutex_unlock(&a->lock);
         return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
                             "collie_wait on rank %d inside collie_group_start/collie_group_end: "
@@ -455,7 +457,15 @@ collie_status collie_test(collie_request *r, int *done)
         return COLLIE_ERR_INVALID_ARG;
     }
     *done = !r || atomic_load_explicit(&r->done, memory_order_acquire);
-    return *done && r ? finish(r) : COLLIE_OK;
+    if (*done)
+        return r ? finish(r) : COLLIE_OK;
+    /* A caller that polls is not computing: start what it polls for now, not at the tick. */
+    struct collie__async *a = r->comm->async;
+    pthread_mutex_lock(&a->lock);
+    if (!is_p2p(&r->op) && !r->held && !r->t_start)
+        pthread_cond_signal(&a->coll.work);
+    pthread_mutex_unlock(&a->lock);
+    return COLLIE_OK;
 }
 
 collie_status collie_waitall(size_t n, collie_request **reqs)
@@ -490,6 +500,8 @@ static void flush_group(struct collie__async *a)
 {
     struct collie_request **run = NULL, *r;
     size_t cap = 0;
+    for (r = a->held.head; r; r = r->next)
+        r->held = 0;
     while ((r = pop(&a->held))) {
         int n = 0;
         size_t bytes = 0;

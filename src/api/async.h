@@ -34,7 +34,8 @@ struct collie_request {
     _Atomic int done;            /* written under the lane lock, read without */
     collie_status status;        /* valid once done */
     uint64_t t_issue, t_start;   /* for the timeline */
-    unsigned fused;              /* requests this one carries (fusion), 0: none */
+    unsigned fused; /* a carrier (fusion.c): its members, > 1; a member of one: 1; else 0 */
+    int held;       /* issued inside a group, not yet issued by its end (under the lock) */
 };
 
 /*

@@ -148,8 +148,10 @@ collie_status collie__op_check(collie_comm *comm, struct collie__op *op)
 collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
 {
     enum collie__coll coll = op->desc.coll;
+    enum collie__lane lane =
+        coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV ? COLLIE_LANE_P2P : COLLIE_LANE_COLL;
     if (!op->count && coll != COLLIE_COLL_BARRIER) {
-        atomic_fetch_add(&comm->ops, 1);
+        collie__count_op(comm, lane, 1);
         return COLLIE_OK;
     }
     struct collie__op_desc *d = &op->desc;
@@ -162,7 +164,7 @@ collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
         st = collie__xfer_user(comm, d, op->root, send, send ? (void *)op->sendbuf : op->recvbuf,
                                op->count * op->elem_size);
         if (st == COLLIE_OK)
-            atomic_fetch_add(&comm->ops, 1);
+            collie__count_op(comm, lane, 1);
         return st;
     }
     d->seq = comm->seq;
@@ -171,7 +173,7 @@ collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
         if (bytes && op->sendbuf != op->recvbuf)
             memcpy(op->recvbuf, op->sendbuf, bytes);
         comm->seq++;
-        atomic_fetch_add(&comm->ops, 1);
+        collie__count_op(comm, lane, 1);
         return COLLIE_OK;
     }
     op->stream_out = comm->nt_min && output_bytes(comm, op) >= comm->nt_min;
@@ -186,7 +188,7 @@ collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
     if (op->stream_out)
         collie__stream_fence();
     if (st == COLLIE_OK)
-        atomic_fetch_add(&comm->ops, 1);
+        collie__count_op(comm, lane, 1);
     return st;
 }
 

@@ -38,7 +38,7 @@ static collie_status exec_fused(collie_comm *comm, struct collie_request *carrie
         m->desc.seq = carrier->op.desc.seq; /* the timeline shows which allreduce carried it */
     }
     /* One collective ran; the members count as the calls they are. */
-    atomic_fetch_add(&comm->ops, (unsigned long long)p->n - 1);
+    collie__count_op(comm, COLLIE_LANE_COLL, (unsigned long long)p->n - 1);
     return COLLIE_OK;
 }
 

@@ -201,10 +201,15 @@ collie_status collie_get_counters(const collie_comm *comm, unsigned long long *o
 {
     if (!comm)
         return COLLIE_ERR_INVALID_ARG;
+    unsigned long long n = 0, bytes = 0;
+    for (int lane = 0; lane < COLLIE_LANES; lane++) {
+        n += comm->counts[lane].ops;
+        bytes += comm->counts[lane].bytes_sent;
+    }
     if (ops)
-        *ops = comm->ops;
+        *ops = n;
     if (bytes_sent)
-        *bytes_sent = comm->bytes_sent;
+        *bytes_sent = bytes;
     return COLLIE_OK;
 }
 

@@ -18,7 +18,7 @@ collie_status collie__allgather_staged(collie_comm *comm, const struct collie__o
         size_t m = count - off < chunk ? count - off : chunk;
         unsigned parity = collie__win_round(comm);
         memcpy(collie__win_slot(comm, me, parity), send + off * es, m * es);
-        collie__count_sent(comm, m * es);
+        collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;

@@ -28,7 +28,7 @@ collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, in
         unsigned parity = collie__win_round(comm);
         unsigned char *mine = collie__win_slot(comm, me, parity);
         memcpy(mine, send + off * es, m * es);
-        collie__count_sent(comm, m * es);
+        collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;
@@ -37,7 +37,7 @@ collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, in
         for (int r = 0; r < n; r++)
             srcs[r] = (const unsigned char *)collie__win_slot(comm, r, parity) + lo * es;
         collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, op->op, comm->size, 0);
-        collie__count_sent(comm, (hi - lo) * es);
+        collie__count_sent(comm, COLLIE_LANE_COLL, (hi - lo) * es);
         st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;

@@ -28,6 +28,13 @@ struct collie__transport;
 struct collie__async;
 
 /*
+ * What runs an operation: collectives (on the caller or the collective lane),
+ * or send/recv (the point-to-point lane).  Numbered as the message channels
+ * of transport/wire.h.
+ */
+enum collie__lane { COLLIE_LANE_COLL, COLLIE_LANE_P2P, COLLIE_LANES };
+
+/*
  * Called once, when the communicator first fails with a sticky status, so
  * that the transports tell their peers at once (an abort record in shared
  * memory, shut-down sockets).  msg is the formatted detail.
@@ -72,10 +79,14 @@ struct collie_comm {
     /*
      * Shared by the threads that run this communicator's calls (the caller,
      * the lanes of the asynchronous core, an aborting thread): the counters,
-     * the sticky status, and last_error under fail_lock.
+     * the sticky status, and last_error under fail_lock.  The counters are
+     * kept per lane, each written by one thread at a time (collie__count):
+     * no read-modify-write on the latency path.
      */
-    _Atomic unsigned long long ops, bytes_sent; /* collie_get_counters */
-    _Atomic collie_status failed;               /* sticky status; COLLIE_OK while healthy */
+    struct {
+        _Atomic unsigned long long ops, bytes_sent;
+    } counts[COLLIE_LANES];       /* collie_get_counters sums them */
+    _Atomic collie_status failed; /* sticky status; COLLIE_OK while healthy */
     pthread_mutex_t fail_lock;
     char last_error[512];
     struct collie__async *async; /* the asynchronous core (src/api/), NULL until first used */
@@ -118,10 +129,23 @@ static inline int collie__local_index(const collie_comm *comm, int global_rank)
 enum collie__scratch_id { COLLIE_SCRATCH_WORK, COLLIE_SCRATCH_TMP };
 void *collie__scratch(collie_comm *comm, enum collie__scratch_id id, size_t bytes);
 
-/* Algorithms and transports count what they hand to peers (collie_get_counters). */
-static inline void collie__count_sent(collie_comm *comm, size_t bytes)
+/* Adds n to a counter that one thread at a time writes (a plain load and store). */
+static inline void collie__count(_Atomic unsigned long long *c, unsigned long long n)
 {
-    atomic_fetch_add_explicit(&comm->bytes_sent, bytes, memory_order_relaxed);
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+/* Algorithms and transports count what they hand to peers (collie_get_counters). */
+static inline void collie__count_sent(collie_comm *comm, enum collie__lane lane, size_t bytes)
+{
+    collie__count(&comm->counts[lane].bytes_sent, bytes);
+}
+
+/* One operation of the lane completed. */
+static inline void collie__count_op(collie_comm *comm, enum collie__lane lane, unsigned long long n)
+{
+    collie__count(&comm->counts[lane].ops, n);
 }
 
 /*

@@ -148,7 +148,8 @@ static void attach(struct collie__shm *s, void *base, int n, int me)
     s->n = n;
     s->me = me;
     s->ctl[me].pid = (int32_t)getpid();
-    atomic_store_explicit(&s->ctl[me].cpu, sched_getcpu(), memory_order_relaxed);
+    s->cpu = sched_getcpu();
+    atomic_store_explicit(&s->ctl[me].cpu, s->cpu, memory_order_relaxed);
     atomic_store_explicit(&s->ctl[me].state, COLLIE_RANK_ALIVE, memory_order_release);
 }
 

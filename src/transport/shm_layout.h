@@ -95,7 +95,8 @@ struct collie__shm {
     int check_desc;        /* the next sync compares peers' descriptors */
     uint32_t *sent, *rcvd; /* [channel * n + peer]: bytes pushed to / taken from each ring */
     uint64_t spin_ns, yield_ns;
-    int may_move; /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */
+    _Atomic int cpu; /* the CPU this rank last published in its ctl (both lanes may wait) */
+    int may_move;    /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */
     /*
      * How this rank's waits went: found the peer sharing this CPU (and so
      * yielded at once); ended while polling, while yielding, after sleeping;

@@ -39,7 +39,7 @@
 #define MOVE_EVERY_NS 10000000ull   /* at most one move per 10 ms */
 
 /* Per thread: the lanes of the asynchronous core wait beside the caller. */
-static _Thread_local struct {
+static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
     int background;    /* never poll: collie__shm_wait_background() */
     int shared_streak; /* consecutive waits that found the peer on this CPU */
     uint64_t moved_ns; /* when this thread last moved */
@@ -84,8 +84,11 @@ static int move_off(int here)
 static int shares_cpu(struct collie__shm *s, int peer)
 {
     int here = sched_getcpu();
-    if (here != atomic_load_explicit(&s->ctl[s->me].cpu, memory_order_relaxed))
+    /* The private copy: the control block's line is the one the peers poll. */
+    if (here != atomic_load_explicit(&s->cpu, memory_order_relaxed)) {
+        atomic_store_explicit(&s->cpu, here, memory_order_relaxed);
         atomic_store_explicit(&s->ctl[s->me].cpu, here, memory_order_relaxed);
+    }
     int shared = here >= 0 && atomic_load_explicit(&s->ctl[peer].cpu, memory_order_relaxed) == here;
     me.shared_streak = shared ? me.shared_streak + 1 : 0;
     if (me.shared_streak >= MOVE_STREAK && s->may_move && s->me > peer) {

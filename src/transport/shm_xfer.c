@@ -50,7 +50,7 @@ static void push(collie_comm *comm, struct collie__xfer *x, int to)
         if (st->hdr_done == HDR && st->done < st->len && room) {
             size_t n = put(ring, cap, head, room, x->buf + st->done, st->len - st->done);
             st->done += n;
-            collie__count_sent(comm, n);
+            collie__count_sent(comm, (enum collie__lane)x->chan, n);
         }
         collie__flag_post(&c->head, *head);
     }

@@ -52,7 +52,7 @@ static collie_status send_stripe(collie_comm *comm, struct collie__xfer *x, int 
         size_t h = HDR - st->hdr_done < (size_t)sent ? HDR - st->hdr_done : (size_t)sent;
         st->hdr_done += h;
         st->done += (size_t)sent - h;
-        collie__count_sent(comm, (size_t)sent - h);
+        collie__count_sent(comm, (enum collie__lane)x->chan, (size_t)sent - h);
     }
     return COLLIE_OK;
 }

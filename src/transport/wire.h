@@ -29,6 +29,10 @@ enum collie__xfer_chan {
     COLLIE_XFER_CHANNELS
 };
 
+_Static_assert((int)COLLIE_XFER_COLL == (int)COLLIE_LANE_COLL &&
+                   (int)COLLIE_XFER_USER == (int)COLLIE_LANE_P2P,
+               "a message's channel is the lane that counts it");
+
 /* What precedes every message (stripe); the same bytes on every transport. */
 struct collie__wire {
     uint32_t magic;

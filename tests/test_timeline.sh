@@ -1,8 +1,9 @@
 #!/bin/bash
 # COLLIE_TIMELINE: each rank writes a Chrome trace, `collie timeline` merges
 # them, and the result parses as JSON and holds every operation: the fusion
-# scenario's calls (68 one by one, then the same grouped, fused into carriers
-# that name how many requests they carry), on both ranks, with their waits.
+# scenario's calls (68 one by one, then the same grouped: the small ones fused
+# into carriers that name how many requests they carry), on both ranks, with
+# their waits.
 collie=$1 prog=$2
 . "$(dirname "$0")/lib.sh"
 dir=$(mktemp -d)
@@ -24,7 +25,8 @@ for rank in (0, 1):
     want_allreduce = 67 + (67 - carried + len(fused)) + 2  # + the two of the nested groups
     assert count["broadcast"] == 2, count
     assert count["allreduce"] == want_allreduce, (count, carried, len(fused))
-    assert len(fused) >= 2 and carried >= 60, (len(fused), carried)
+    # The latency-bound ones (ResNet-18's biases and norms, the small calls) ride in carriers.
+    assert len(fused) >= 1 and carried >= 2 * len(fused) and carried >= 20, (len(fused), carried)
     assert all(e["dur"] >= 0 and e["args"]["bytes"] > 0 for e in mine if e["name"] != "barrier")
     assert all(e["args"]["algorithm"] for e in mine)
     waits = [e for e in events if e.get("name") == "wait" and e["pid"] == rank]

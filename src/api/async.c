@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "../core/config.h"
+#include "../coll/algo.h"
 #include "../core/log.h"
 #include "../transport/shm.h"
 #include "../transport/xfer.h"
@@ -48,10 +49,11 @@ struct collie__async {
     pthread_cond_t done; /* a request completed, or a lane went idle */
     struct lane coll, p2p;
     int stopping;
-    int group_depth;     /* collie_group_start calls not yet ended */
-    struct lane held;    /* collectives issued inside the group (queue only) */
-    size_t fusion_bytes; /* COLLIE_FUSION_BYTES */
-    void *spare;         /* a fusion buffer kept for the next group */
+    int group_depth;             /* collie_group_start calls not yet ended */
+    _Atomic int callers_waiting; /* threads blocked in a wait on this communicator */
+    struct lane held;            /* collectives issued inside the group (queue only) */
+    size_t fusion_bytes;         /* COLLIE_FUSION_BYTES */
+    void *spare;                 /* a fusion buffer kept for the next group */
 };
 
 static int is_p2p(const struct collie__op *op)
@@ -153,7 +155,7 @@ static void *coll_lane(void *arg)
 {
     collie_comm *comm = arg;
     struct collie__async *a = comm->async;
-    collie__shm_wait_background();
+    collie__shm_wait_background(&a->callers_waiting);
     pthread_mutex_lock(&a->lock);
     for (;;) {
         if (a->coll.head && !a->coll.busy) {
@@ -244,7 +246,7 @@ static void *p2p_lane(void *arg)
     struct collie__async *a = comm->async;
     struct p2p_set *s = malloc(sizeof *s);
     uint64_t timeout_ns = (uint64_t)(comm->timeout_s * 1e9), stalled_since = 0;
-    collie__shm_wait_background();
+    collie__shm_wait_background(&a->callers_waiting);
     pthread_mutex_lock(&a->lock);
     if (s) /* a failed malloc: nothing can run; the requests fail below */
         s->n = 0;
@@ -396,12 +398,14 @@ collie_status collie__async_blocking(collie_comm *comm, struct collie__op *op)
                             collie__coll_name(op->desc.coll), comm->rank,
                             collie__coll_name(op->desc.coll));
     }
+    atomic_fetch_add(&a->callers_waiting, 1);
     while (a->coll.head || a->coll.busy) {
         if (!a->coll.busy)
             run_next(comm, a); /* lend this thread to the requests before us */
         else
             pthread_cond_wait(&a->done, &a->lock);
     }
+    atomic_fetch_sub(&a->callers_waiting, 1);
     a->coll.busy = 1;
     pthread_mutex_unlock(&a->lock);
     collie_status st = collie__op_execute(comm, op);
@@ -439,12 +443,14 @@ collie_status collie_wait(collie_request *r)
                             "stays pending)",
                             comm->rank);
     }
+    atomic_fetch_add(&a->callers_waiting, 1); /* nobody computes now: the lanes may poll */
     while (!atomic_load_explicit(&r->done, memory_order_relaxed)) {
         if (!is_p2p(&r->op) && a->coll.head && !a->coll.busy)
             run_next(comm, a); /* the lane's thread has not started it: run it here */
         else
             pthread_cond_wait(&a->done, &a->lock);
     }
+    atomic_fetch_sub(&a->callers_waiting, 1);
     pthread_mutex_unlock(&a->lock);
     collie__timeline_wait(comm, t0, collie__now_ns());
     return finish(r);
@@ -484,52 +490,75 @@ collie_status collie_waitall(size_t n, collie_request **reqs)
     return first;
 }
 
-static int fusible(const struct collie_request *r, const struct collie_request *first, size_t room)
+/* Whether r may ride in a carrier: a latency-bound allreduce that fits one. */
+static int fusible(const struct collie__async *a, const struct collie_request *r)
 {
     const struct collie__op *o = &r->op;
-    return o->desc.coll == COLLIE_COLL_ALLREDUCE && o->count && o->count * o->elem_size <= room &&
-           (!first || (o->dtype == first->op.dtype && o->op == first->op.op));
+    return a->fusion_bytes && o->desc.coll == COLLIE_COLL_ALLREDUCE && o->count &&
+           r->comm->size > 1 && o->count * o->elem_size <= a->fusion_bytes &&
+           collie__latency_bound(r->comm, o);
+}
+
+static int same_kind(const struct collie_request *x, const struct collie_request *y)
+{
+    return x->op.dtype == y->op.dtype && x->op.op == y->op.op;
 }
 
 /*
- * Queues the group's calls in order, each run of consecutive fusible
- * allreduces packed into carriers of at most fusion_bytes; under the lock.
- * The packing depends only on the calls, so every rank packs alike.
+ * Queues the group's calls; under the lock.  The latency-bound allreduces of
+ * one dtype and op ride together in carriers of at most fusion_bytes, each
+ * queued where its first member was issued (nothing outside a group can see
+ * the order within it); every other call keeps its place.  The packing
+ * depends only on the calls, so every rank packs alike.
  */
 static void flush_group(struct collie__async *a)
 {
-    struct collie_request **run = NULL, *r;
-    size_t cap = 0;
-    for (r = a->held.head; r; r = r->next)
-        r->held = 0;
+    size_t n = 0, k = 0;
+    for (struct collie_request *r = a->held.head; r; r = r->next)
+        n++;
+    struct collie_request **all = malloc(sizeof *all * (n + 1)),
+                          **run = malloc(sizeof *run * (n + 1));
+    char *taken = calloc(n + 1, 1), *fits = calloc(n + 1, 1);
+    struct collie_request *r;
     while ((r = pop(&a->held))) {
-        int n = 0;
+        r->held = 0;
+        if (all)
+            all[k++] = r;
+        else
+            push(&a->coll, r); /* out of memory: no fusion, the calls one by one */
+    }
+    if (!fits)
+        free(taken), taken = NULL;
+    for (size_t i = 0; all && taken && i < n; i++)
+        fits[i] = (char)fusible(a, all[i]);
+    for (size_t i = 0; all && run && taken && i < n; i++) {
+        if (taken[i])
+            continue;
+        int m = 0;
         size_t bytes = 0;
-        if (a->fusion_bytes && fusible(r, NULL, a->fusion_bytes)) {
-            for (struct collie_request *m = r; m && fusible(m, r, a->fusion_bytes - bytes);
-                 m = m->next) {
-                if ((size_t)n == cap) {
-                    struct collie_request **grown =
-                        realloc(run, sizeof *run * (cap = 2 * cap + 16));
-                    if (!grown)
-                        break;
-                    run = grown;
-                }
-                run[n++] = m;
-                bytes += m->op.count * m->op.elem_size;
-            }
+        for (size_t j = i; fits[i] && j < n; j++) {
+            size_t b = all[j]->op.count * all[j]->op.elem_size;
+            if (taken[j] || !fits[j] || !same_kind(all[i], all[j]) || bytes + b > a->fusion_bytes)
+                continue;
+            run[m++] = all[j];
+            bytes += b;
         }
         struct collie_request *carrier =
-            n > 1 ? collie__fuse(r->comm, run, n, bytes, &a->spare) : NULL;
+            m > 1 ? collie__fuse(all[i]->comm, run, m, bytes, &a->spare) : NULL;
         if (!carrier) {
-            push(&a->coll, r);
+            push(&a->coll, all[i]);
             continue;
         }
-        for (int i = 1; i < n; i++) /* r itself is popped already */
-            pop(&a->held);
+        for (size_t j = i; j < n; j++)
+            for (int q = 0; q < m; q++)
+                taken[j] |= all[j] == run[q];
         push(&a->coll, carrier);
     }
-    free(run);
+    if (all && (!run || !taken)) /* out of memory midway: what is left, one by one */
+        for (size_t i = 0; i < n; i++)
+            if (!taken || !taken[i])
+                push(&a->coll, all[i]);
+    free(all), free(run), free(taken), free(fits);
     pthread_cond_signal(&a->coll.work);
 }
 

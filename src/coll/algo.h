@@ -133,6 +133,15 @@ const struct collie__algo *collie__select(collie_comm *comm, const struct collie
 const struct collie__algo *collie__select_peek(const collie_comm *comm,
                                                const struct collie__op *op);
 
+/*
+ * Whether op is latency-bound by the cost model: its predicted time is less
+ * than twice that of the same call on one element.  Deterministic on every
+ * rank (the model reads only what all ranks know); fusion packs only such
+ * calls, since copying a bandwidth-bound one into a buffer costs more than
+ * the call it saves.
+ */
+int collie__latency_bound(const collie_comm *comm, const struct collie__op *op);
+
 /* Prints every collective with its algorithms, for `collie info`. */
 void collie__algo_print(FILE *out);
 

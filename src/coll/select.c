@@ -314,3 +314,14 @@ void collie__algo_print(FILE *out)
             fputc('\n', out);
     }
 }
+
+int collie__latency_bound(const collie_comm *comm, const struct collie__op *op)
+{
+    struct collie__op one = *op;
+    one.count = 1;
+    const struct collie__algo *a = collie__select_peek(comm, op),
+                              *b = collie__select_peek(comm, &one);
+    if (!a || !b || !a->cost || !b->cost)
+        return 0;
+    return a->cost(comm, op) < 2 * b->cost(comm, &one);
+}

@@ -38,9 +38,10 @@ collie_status collie__win_sync(collie_comm *comm);
 
 /*
  * Marks the calling thread as a background one (a lane of the asynchronous
- * core): its waits never poll, since the user's computation may need the
- * CPU it would burn.
+ * core): its waits poll only while *caller_waiting > 0, i.e. while the user's
+ * thread is blocked waiting for the lane; otherwise the user's computation
+ * may need the CPU that polling would burn.
  */
-void collie__shm_wait_background(void);
+void collie__shm_wait_background(const _Atomic int *caller_waiting);
 
 #endif

@@ -40,12 +40,21 @@
 
 /* Per thread: the lanes of the asynchronous core wait beside the caller. */
 static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
-    int background;    /* never poll: collie__shm_wait_background() */
-    int shared_streak; /* consecutive waits that found the peer on this CPU */
-    uint64_t moved_ns; /* when this thread last moved */
+    const _Atomic int *caller_waiting; /* a lane's thread: poll only while this is > 0 */
+    int shared_streak;                 /* consecutive waits that found the peer on this CPU */
+    uint64_t moved_ns;                 /* when this thread last moved */
 } me;
 
-void collie__shm_wait_background(void) { me.background = 1; }
+void collie__shm_wait_background(const _Atomic int *caller_waiting)
+{
+    me.caller_waiting = caller_waiting;
+}
+
+/* A lane's thread polls only while its caller is blocked waiting for it (no computation to yield to). */
+static int may_poll(void)
+{
+    return !me.caller_waiting || atomic_load_explicit(me.caller_waiting, memory_order_relaxed) > 0;
+}
 
 /* One more in a statistics counter (relaxed: a count, not synchronisation). */
 static void bump(_Atomic unsigned long long *c)
@@ -245,7 +254,7 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
     if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
         return COLLIE_OK;
     struct collie__shm *s = comm->shm;
-    uint64_t spin_ns = me.background ? 0 : s->spin_ns;
+    uint64_t spin_ns = may_poll() ? s->spin_ns : 0;
     if (spin_ns && shares_cpu(s, peer)) {
         spin_ns = 0;
         bump(&s->waits_shared_cpu);

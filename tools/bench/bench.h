@@ -87,6 +87,7 @@ struct bench_row {
     long long wrong;           /* -1: not checked */
     char algo[24];
     double comm_us, comp_us; /* overlap: the allreduce alone, the computation alone */
+    double comm_cpu_us;      /* overlap: CPU time the process spent per allreduce alone */
 };
 
 struct bench_rows {

@@ -6,6 +6,11 @@
  * wait.  overlap = (T_comm + T_comp - T_both) / min(T_comm, T_comp): 1 when
  * the shorter one hides entirely, 0 when they run one after the other.
  *
+ * comm_cpu: the CPU time the process spent per allreduce alone (all its
+ * threads, system calls included): what the allreduce takes from a
+ * computation sharing its CPUs, the floor of T_both - T_comp where there is
+ * no spare core (as on a host that emulates several).
+ *
  * The computation is a GEMM's inner loop without its memory traffic: chains
  * of multiply-adds on registers.  It needs the CPU and nothing else, so what
  * it measures is whether the library moves data while the caller computes,
@@ -14,6 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 
@@ -41,13 +47,24 @@ static double seconds_per_round(void)
 
 enum phase { COMM, COMP, BOTH };
 
-/* Mean seconds of one phase over iters, the slowest rank's; -1 on failure. */
+static double cpu_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * Mean seconds of one phase over iters, the slowest rank's; -1 on failure.
+ * *cpu (if given): the CPU time the process spent per iteration, every
+ * thread and system call included, the busiest rank's.
+ */
 static double timed(struct bench_backend *b, enum phase p, const void *send, void *recv,
-                    size_t count, const struct bench_opts *o, long rounds, int iters)
+                    size_t count, const struct bench_opts *o, long rounds, int iters, double *cpu)
 {
     if (b->barrier(b))
         return -1;
-    double t0 = bench_now_s();
+    double c0 = cpu_now_s(), t0 = bench_now_s();
     for (int i = 0; i < iters; i++) {
         void *h = NULL;
         if (p != COMP && b->iallreduce(b, send, recv, count, o->dtype, o->op, &h))
@@ -58,6 +75,11 @@ static double timed(struct bench_backend *b, enum phase p, const void *send, voi
             return -1;
     }
     double mean = (bench_now_s() - t0) / iters;
+    if (cpu) {
+        *cpu = (cpu_now_s() - c0) / iters;
+        if (b->max_double(b, cpu))
+            return -1;
+    }
     return b->max_double(b, &mean) ? -1 : mean;
 }
 
@@ -93,13 +115,13 @@ int bench_overlap(struct bench_backend *b, const struct bench_opts *o, int round
             bench_encode(o->dtype, send, i,
                          bench_input(BENCH_ALLREDUCE, o->op, b->rank, b->size, i));
         /* One untimed operation, then as many as fill --min-time (3 to --iters). */
-        double est = timed(b, COMM, send, recv, count, o, 0, 1);
+        double est = timed(b, COMM, send, recv, count, o, 0, 1, NULL), cpu = 0;
         int iters = est > 0 ? (int)ceil(o->min_time / est) : o->iters;
         iters = iters < 3 ? 3 : iters > o->iters ? o->iters : iters;
-        double comm = timed(b, COMM, send, recv, count, o, 0, iters);
+        double comm = timed(b, COMM, send, recv, count, o, 0, iters, &cpu);
         long rounds = comm > 0 ? (long)(comm / per_round) : 0;
-        double comp = comm > 0 ? timed(b, COMP, send, recv, count, o, rounds, iters) : -1;
-        double both = comp > 0 ? timed(b, BOTH, send, recv, count, o, rounds, iters) : -1;
+        double comp = comm > 0 ? timed(b, COMP, send, recv, count, o, rounds, iters, NULL) : -1;
+        double both = comp > 0 ? timed(b, BOTH, send, recv, count, o, rounds, iters, NULL) : -1;
         if (comm < 0 || comp < 0 || both < 0) {
             fprintf(stderr, "%s bench overlap, rank %d: %s\n", b->name, b->rank, b->error(b));
             rc = -1;
@@ -120,6 +142,7 @@ int bench_overlap(struct bench_backend *b, const struct bench_opts *o, int round
                                 .median_us = both * 1e6,
                                 .comm_us = comm * 1e6,
                                 .comp_us = comp * 1e6,
+                                .comm_cpu_us = cpu * 1e6,
                                 .wrong = wrong};
         snprintf(row.backend, sizeof row.backend, "%s", b->name);
         snprintf(row.algo, sizeof row.algo, "%s", b->algo(b, BENCH_ALLREDUCE, sizes[k]));

@@ -36,7 +36,7 @@ static double median_of(double *v, int n)
 int bench_merged(const struct bench_rows *rows, const char *backend, int coll, size_t bytes,
                  struct bench_row *out)
 {
-    double mean[128], median[128], comm[128], comp[128];
+    double mean[128], median[128], comm[128], comp[128], cpu[128];
     int n = 0;
     for (size_t i = 0; i < rows->n && n < 128; i++) {
         const struct bench_row *r = &rows->row[i];
@@ -48,6 +48,7 @@ int bench_merged(const struct bench_rows *rows, const char *backend, int coll, s
             out->wrong = r->wrong;
         comm[n] = r->comm_us;
         comp[n] = r->comp_us;
+        cpu[n] = r->comm_cpu_us;
         mean[n] = r->mean_us;
         median[n++] = r->median_us;
     }
@@ -57,6 +58,7 @@ int bench_merged(const struct bench_rows *rows, const char *backend, int coll, s
     out->median_us = median_of(median, n);
     out->comm_us = median_of(comm, n);
     out->comp_us = median_of(comp, n);
+    out->comm_cpu_us = median_of(cpu, n);
     out->min_us = mean[0];
     out->max_us = mean[n - 1];
     out->rounds = n;

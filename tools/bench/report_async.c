@@ -26,20 +26,24 @@ void bench_print_overlap(const struct bench_opts *o, const struct bench_rows *ro
     printf(
         "# T_comm: the allreduce alone; T_comp: the computation alone; T_both: together\n"
         "# overlap = (T_comm + T_comp - T_both) / min(T_comm, T_comp): 1 all hidden, 0 none\n#\n");
-    printf("# %12s %11s %11s %11s %8s", "size(B)", "comm(us)", "comp(us)", "both(us)", "overlap");
+    printf("# comm_cpu: CPU time the process spent per allreduce alone (its threads and system "
+           "calls)\n#\n");
+    printf("# %12s %11s %11s %11s %11s %8s", "size(B)", "comm(us)", "comm_cpu", "comp(us)",
+           "both(us)", "overlap");
     if (o->baseline)
-        printf(" %11s %11s %11s %8s", "mpi_comm", "mpi_comp", "mpi_both", "mpi_ovl");
+        printf(" %11s %11s %11s %11s %8s", "mpi_comm", "mpi_cpu", "mpi_comp", "mpi_both", "mpi_ovl");
     printf(" %7s  %s\n", "#wrong", "algo");
     for (size_t s = 0; s < ns; s++) {
         if (!bench_merged(rows, "collie", BENCH_OVERLAP, sizes[s], &a))
             continue;
         int have_b = o->baseline && bench_merged(rows, "mpi", BENCH_OVERLAP, sizes[s], &b);
-        printf("%14zu %11.1f %11.1f %11.1f %8.2f", a.bytes, a.comm_us, a.comp_us, a.mean_us,
-               overlap_of(&a));
+        printf("%14zu %11.1f %11.1f %11.1f %11.1f %8.2f", a.bytes, a.comm_us, a.comm_cpu_us,
+               a.comp_us, a.mean_us, overlap_of(&a));
         if (have_b)
-            printf(" %11.1f %11.1f %11.1f %8.2f", b.comm_us, b.comp_us, b.mean_us, overlap_of(&b));
+            printf(" %11.1f %11.1f %11.1f %11.1f %8.2f", b.comm_us, b.comm_cpu_us, b.comp_us,
+                   b.mean_us, overlap_of(&b));
         else if (o->baseline)
-            printf(" %11s %11s %11s %8s", "-", "-", "-", "-");
+            printf(" %11s %11s %11s %11s %8s", "-", "-", "-", "-", "-");
         printf(" %7lld", a.wrong);
         if (have_b)
             printf("/%lld", b.wrong);

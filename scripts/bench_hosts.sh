@@ -6,6 +6,8 @@
 # 0 (the MPI baseline, --baseline mpi, gets the same hosts).  Needs root.
 #   bash scripts/bench_hosts.sh [--hosts K] [--ranks-per-host L] [--rate RATE] [BENCH ARGS...]
 #   e.g. bash scripts/bench_hosts.sh --hosts 2 --ranks-per-host 2 --rate 1gbit allreduce --baseline mpi
+# With --run, what follows is a program that `collie run` starts across the hosts instead:
+#   bash scripts/bench_hosts.sh --rate 1gbit --run build/collie-train mlp --preset a6000-head
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 hosts=2 rph=1 rate=
@@ -44,6 +46,11 @@ print('# link (iperf3, %d stream(s)%s): %.3f GB/s%s' % ($p, ', both ways' if bac
     done
 else
     echo "# (install iperf3 to measure the link: apt-get install iperf3)"
+fi
+if [ "${1:-}" = --run ]; then
+    shift
+    netns_exec 0 "$collie" run -H "$list" --rsh "$dir/rsh" "$@"
+    exit
 fi
 netns_exec 0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     "$collie" bench -H "$list" --rsh "$dir/rsh" "$@"

@@ -44,8 +44,9 @@ static void around_issue_before(collie_comm *comm)
 }
 
 /* Issues the request after the case's, waits all three in a rotating order, checks the two. */
-static collie_status around_finish(collie_comm *comm, collie_status issued, collie_request *req)
+static collie_status around_finish(collie_comm *comm, collie_status issued, collie_request **reqp)
 {
+    collie_request *req = *reqp; /* read here: as an argument it could be read before the issue */
     if (issued != COLLIE_OK) {
         collie_wait(around.before);
         return issued;
@@ -77,7 +78,7 @@ static collie_status around_finish(collie_comm *comm, collie_status issued, coll
 /* Runs one call blocking, or non-blocking amid two more requests. */
 #define CALL(blocking, ...)                                                                        \
     (nonblocking ? (around_issue_before(comm),                                                     \
-                    around_finish(comm, collie_i##blocking(__VA_ARGS__, &req), req))               \
+                    around_finish(comm, collie_i##blocking(__VA_ARGS__, &req), &req))              \
                  : collie_##blocking(__VA_ARGS__))
 
 static int is_signed(collie_dtype t) { return t != COLLIE_UINT8; }

@@ -21,8 +21,8 @@ struct tensors {
 static int tensors_of(const struct bench_opts *o, struct tensors *t)
 {
     t->n = o->fusion ? o->fusion : RESNET18_TENSORS;
-    t->count = malloc(sizeof(size_t) * (size_t)t->n);
-    t->off = malloc(sizeof(size_t) * (size_t)t->n);
+    t->count = malloc(sizeof(size_t) * (unsigned)t->n);
+    t->off = malloc(sizeof(size_t) * (unsigned)t->n);
     if (!t->count || !t->off)
         return -1;
     size_t each = o->min_bytes / bench_dtype_size(o->dtype);
@@ -124,7 +124,7 @@ int bench_fusion(struct bench_backend *b, const struct bench_opts *o, int round,
     if (tensors_of(o, &t))
         return -1;
     unsigned char *send = malloc(t.total * es + 64), *recv = malloc(t.total * es + 64);
-    void **h = calloc((size_t)t.n, sizeof *h);
+    void **h = calloc((unsigned)t.n, sizeof *h); /* 1 .. 100000 tensors */
     if (!send || !recv || !h) {
         fprintf(stderr, "bench fusion: no memory for %zu elements\n", t.total);
         return -1;

@@ -31,7 +31,8 @@ void bench_print_overlap(const struct bench_opts *o, const struct bench_rows *ro
     printf("# %12s %11s %11s %11s %11s %8s", "size(B)", "comm(us)", "comm_cpu", "comp(us)",
            "both(us)", "overlap");
     if (o->baseline)
-        printf(" %11s %11s %11s %11s %8s", "mpi_comm", "mpi_cpu", "mpi_comp", "mpi_both", "mpi_ovl");
+        printf(" %11s %11s %11s %11s %8s", "mpi_comm", "mpi_cpu", "mpi_comp", "mpi_both",
+               "mpi_ovl");
     printf(" %7s  %s\n", "#wrong", "algo");
     for (size_t s = 0; s < ns; s++) {
         if (!bench_merged(rows, "collie", BENCH_OVERLAP, sizes[s], &a))

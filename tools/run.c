@@ -51,6 +51,7 @@ struct job {
     struct host_list hosts; /* -H / --hostfile; empty: every rank here */
     const char *rsh;        /* how to reach a remote host: "ssh -o BatchMode=yes", --rsh */
     char addr[300];         /* rank 0's rendezvous, host:port */
+    int master_port;        /* torchrun's MASTER_PORT beside it (torch.distributed's store) */
     struct rank *ranks;
     int live;
     int failed_rank; /* first rank that failed, -1 if none */
@@ -122,6 +123,8 @@ static int set_token(void)
 }
 
 /* The variables rank r gets, as NAME=VALUE strings in env[0..5]; returns how many. */
+#define RANK_ENV_MAX 12 /* what rank_env sets */
+
 static int rank_env(const struct job *job, int r, char env[][320])
 {
     int n = 0, local_rank = r, local_size = job->n;
@@ -142,6 +145,14 @@ static int rank_env(const struct job *job, int r, char env[][320])
     snprintf(env[n++], 320, "COLLIE_ADDR=%s", job->addr);
     if (host)
         snprintf(env[n++], 320, "COLLIE_HOST=%s", host);
+    /* torchrun's variables too, so that torch.distributed's env:// works under collie run. */
+    snprintf(env[n++], 320, "RANK=%d", r);
+    snprintf(env[n++], 320, "WORLD_SIZE=%d", job->n);
+    snprintf(env[n++], 320, "LOCAL_RANK=%d", local_rank);
+    snprintf(env[n++], 320, "LOCAL_WORLD_SIZE=%d", local_size);
+    snprintf(env[n++], 320, "MASTER_ADDR=%.*s", (int)(strrchr(job->addr, ':') - job->addr),
+             job->addr);
+    snprintf(env[n++], 320, "MASTER_PORT=%d", job->master_port);
     return n;
 }
 
@@ -227,7 +238,7 @@ static void child(const struct job *job, int r, int in_fd, int out_fd[2], int er
         dup2(err_fd[1], 2);
         close(out_fd[0]), close(out_fd[1]), close(err_fd[0]), close(err_fd[1]);
     }
-    char env[6][320];
+    char env[RANK_ENV_MAX][320];
     int nenv = rank_env(job, r, env);
     if (in_fd >= 0) { /* a remote rank: stdin is our pipe, which carries the token first */
         dup2(in_fd, 0);
@@ -427,6 +438,9 @@ static int place(struct job *job, int port)
             return -1;
         }
         snprintf(job->addr, sizeof job->addr, "127.0.0.1:%d", port);
+        job->master_port = pick_port();
+        if (job->master_port < 0 || job->master_port == port)
+            job->master_port = port < 65535 ? port + 1 : port - 1;
         return 0;
     }
     if (!job->n)
@@ -451,6 +465,7 @@ static int place(struct job *job, int port)
         port = first->local ? pick_port() : 20000 + (int)(getpid() % 20000);
     snprintf(job->addr, sizeof job->addr, "%s:%d",
              first->local && !remote ? "127.0.0.1" : first->name, port);
+    job->master_port = port < 65535 ? port + 1 : port - 1;
     job->tag = 1;
     return 0;
 }

@@ -6,14 +6,16 @@
 #                    iproute2 (ip netns and tc: the emulated hosts of the tests), iperf3
 #                    (the link rate between them)
 #   deps.sh --test   --bench's, clang-format (the tests check the formatting), procps (ps, pgrep)
-#                    and python3 (the tests read the timeline's JSON)
+#                    python3 (the tests read the timeline's JSON), and numpy, PyTorch, pip and
+#                    setuptools (the Python package and the torch.distributed backend)
 # libopenblas-dev, zlib1g-dev and the data set are for collie-train only
 # (COLLIE_BUILD_TRAIN=ON, the default).
 set -euo pipefail
 packages=(build-essential cmake pkg-config libssl-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist)
 case "${1:-}" in
 --bench) packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3) ;;
---test) packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3 clang-format procps python3) ;;
+--test) packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3 clang-format procps python3
+             python3-numpy python3-torch python3-pip python3-setuptools git) ;;
 esac
 missing=()
 for p in "${packages[@]}"; do

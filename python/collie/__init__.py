@@ -1,0 +1,347 @@
+"""collie from Python: collectives on numpy arrays and CPU torch tensors, zero-copy.
+
+    import collie, numpy as np
+    comm = collie.init()                      # from collie run's, torchrun's, mpirun's variables
+    x = np.arange(4, dtype=np.float32)
+    comm.allreduce(x)                         # in place; or comm.allreduce(x, out)
+    req = comm.iallreduce(x, op="avg")        # non-blocking: overlaps with what follows
+    ...
+    req.wait()                                # raises collie.CollieError on failure
+    comm.finalize()
+
+Every call is a thin layer over libcollie's C API (include/collie.h documents
+the semantics); a failure raises CollieError carrying the status and
+collie_last_error's detail.  Buffers must be C-contiguous; numpy arrays and
+torch tensors are passed by pointer, never copied, and a non-blocking call
+keeps a reference to them until its request completes.
+"""
+import contextlib
+import ctypes
+
+from . import _lib
+
+__all__ = ["CollieError", "Comm", "Request", "init", "get_unique_id", "init_rank", "version"]
+
+# include/collie.h's COLLIE_STATUS_MAP, in order (values are stable).
+STATUS = ["OK", "INVALID_ARG", "SYSTEM", "TIMEOUT", "PEER_LOST", "MISMATCH", "NOMEM", "AUTH",
+          "UNSUPPORTED", "INTERNAL", "ABORTED"]
+FLOAT32, FLOAT64, FLOAT16, BFLOAT16, INT8, UINT8, INT32, INT64 = range(8)
+_DTYPE_NAMES = {"float32": FLOAT32, "float64": FLOAT64, "float16": FLOAT16, "bfloat16": BFLOAT16,
+                "int8": INT8, "uint8": UINT8, "int32": INT32, "int64": INT64}
+_OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "avg": 4}
+
+
+class CollieError(RuntimeError):
+    """A collie call failed: .status (e.g. "TIMEOUT"), .code, and the detail in the message."""
+
+    def __init__(self, code, detail):
+        self.code = code
+        self.status = STATUS[code] if 0 <= code < len(STATUS) else "status %d" % code
+        reason = _lib.strerror(code).decode()
+        super().__init__("COLLIE_ERR_%s: %s%s" % (self.status, reason,
+                                                  ": " + detail if detail else ""))
+
+
+def _check(handle, code):
+    if code:
+        raise CollieError(code, _lib.last_error(handle).decode(errors="replace"))
+
+
+def _op(op):
+    try:
+        return _OPS[op] if isinstance(op, str) else int(op)
+    except KeyError:
+        raise ValueError("op must be one of %s, not %r" % (", ".join(_OPS), op)) from None
+
+
+def _dtype_of(x):
+    """(pointer, elements, collie dtype) of a contiguous numpy array or CPU torch tensor."""
+    module = type(x).__module__
+    if module.startswith("torch"):
+        if x.device.type != "cpu":
+            raise ValueError("collie: tensors must be on the CPU, not %s" % x.device)
+        if not x.is_contiguous():
+            raise ValueError("collie: tensors must be contiguous (call .contiguous())")
+        name = str(x.dtype).replace("torch.", "")
+        if name not in _DTYPE_NAMES:
+            raise TypeError("collie: unsupported tensor dtype %s" % x.dtype)
+        return x.data_ptr(), x.numel(), _DTYPE_NAMES[name]
+    if hasattr(x, "__array_interface__"):
+        if not x.flags["C_CONTIGUOUS"]:
+            raise ValueError("collie: arrays must be C-contiguous (numpy.ascontiguousarray)")
+        name = str(x.dtype)
+        if name not in _DTYPE_NAMES:
+            raise TypeError("collie: unsupported array dtype %s" % x.dtype)
+        return x.__array_interface__["data"][0], x.size, _DTYPE_NAMES[name]
+    raise TypeError("collie: expected a numpy array or a torch tensor, not %s" % type(x).__name__)
+
+
+def _pair(send, recv):
+    sp, sn, st = _dtype_of(send)
+    if recv is None or recv is send:
+        return sp, sp, sn, sn, st
+    rp, rn, rt = _dtype_of(recv)
+    if rt != st:
+        raise TypeError("collie: send and receive buffers have different dtypes")
+    return sp, rp, sn, rn, st
+
+
+class Request:
+    """A pending non-blocking operation: wait() or test() it, once, to completion."""
+
+    def __init__(self, comm, keep):
+        self._comm = comm
+        self._handle = ctypes.c_void_p()
+        self._keep = keep  # the buffers stay alive until completion
+        self._done = False
+        self.result = keep[-1] if keep else None
+
+    def wait(self):
+        """Blocks until the operation completes; returns its result buffer, or raises."""
+        if self._done:
+            return self.result
+        self._done = True
+        code = _lib.wait(self._handle)
+        self._keep = None
+        _check(self._comm._handle, code)
+        return self.result
+
+    def test(self):
+        """True once complete (raising if it failed); False while pending."""
+        if self._done:
+            return True
+        flag = ctypes.c_int(0)
+        code = _lib.test(self._handle, ctypes.byref(flag))
+        if flag.value:
+            self._done = True
+            self._keep = None
+        _check(self._comm._handle, code)
+        return bool(flag.value)
+
+    def __del__(self):
+        if not self._done and self._handle:
+            try:
+                _lib.wait(self._handle)  # never leave the library holding a dead buffer
+            except Exception:
+                pass
+
+
+class Comm:
+    """A communicator: the collectives, their non-blocking forms, send/recv, split, abort."""
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    # ---- identity -----------------------------------------------------------------
+    @property
+    def rank(self):
+        return _lib.rank(self._handle)
+
+    @property
+    def size(self):
+        return _lib.size(self._handle)
+
+    @property
+    def local_rank(self):
+        return _lib.local_rank(self._handle)
+
+    @property
+    def local_size(self):
+        return _lib.local_size(self._handle)
+
+    def counters(self):
+        """(operations completed, bytes this rank handed to its peers)."""
+        ops, sent = ctypes.c_ulonglong(), ctypes.c_ulonglong()
+        _check(self._handle, _lib.get_counters(self._handle, ctypes.byref(ops), ctypes.byref(sent)))
+        return ops.value, sent.value
+
+    # ---- calls ----------------------------------------------------------------------
+    def _run(self, blocking, fn, args, keep):
+        if blocking:
+            _check(self._handle, fn(self._handle, *args))
+            return keep[-1]
+        req = Request(self, keep)
+        _check(self._handle, fn(self._handle, *args, ctypes.byref(req._handle)))
+        return req
+
+    def _allreduce(self, blocking, send, out, op):
+        sp, rp, sn, rn, t = _pair(send, out)
+        if rn != sn:
+            raise ValueError("collie: allreduce buffers differ in length (%d, %d)" % (sn, rn))
+        fn = _lib.allreduce if blocking else _lib.iallreduce
+        return self._run(blocking, fn, (sp, rp, sn, t, _op(op)),
+                         [send, send if out is None else out])
+
+    def allreduce(self, send, out=None, op="sum"):
+        """out[i] = op over ranks of send[i] (in place when out is None); returns out."""
+        return self._allreduce(True, send, out, op)
+
+    def iallreduce(self, send, out=None, op="sum"):
+        return self._allreduce(False, send, out, op)
+
+    def _broadcast(self, blocking, buf, root):
+        p, n, t = _dtype_of(buf)
+        return self._run(blocking, _lib.broadcast if blocking else _lib.ibroadcast,
+                         (p, n, t, int(root)), [buf])
+
+    def broadcast(self, buf, root=0):
+        """Copies root's buf into buf on every rank; returns buf."""
+        return self._broadcast(True, buf, root)
+
+    def ibroadcast(self, buf, root=0):
+        return self._broadcast(False, buf, root)
+
+    def _reduce(self, blocking, send, out, op, root):
+        sp, rp, sn, _, t = _pair(send, out)
+        fn = _lib.reduce if blocking else _lib.ireduce
+        return self._run(blocking, fn, (sp, rp, sn, t, _op(op), int(root)),
+                         [send, send if out is None else out])
+
+    def reduce(self, send, out=None, op="sum", root=0):
+        """Like allreduce, but only root's out is written."""
+        return self._reduce(True, send, out, op, root)
+
+    def ireduce(self, send, out=None, op="sum", root=0):
+        return self._reduce(False, send, out, op, root)
+
+    def _allgather(self, blocking, send, out):
+        sp, rp, sn, rn, t = _pair(send, out)
+        if rn != sn * self.size:
+            raise ValueError("collie: allgather's out needs size x %d elements, has %d" % (sn, rn))
+        fn = _lib.allgather if blocking else _lib.iallgather
+        return self._run(blocking, fn, (sp, rp, sn, t), [send, out])
+
+    def allgather(self, send, out):
+        """out (size x len(send) elements) receives every rank's send in rank order."""
+        return self._allgather(True, send, out)
+
+    def iallgather(self, send, out):
+        return self._allgather(False, send, out)
+
+    def _reduce_scatter(self, blocking, send, out, op):
+        sp, rp, sn, rn, t = _pair(send, out)
+        if sn != rn * self.size:
+            raise ValueError("collie: reduce_scatter's send needs size x %d elements, has %d"
+                             % (rn, sn))
+        fn = _lib.reduce_scatter if blocking else _lib.ireduce_scatter
+        return self._run(blocking, fn, (sp, rp, rn, t, _op(op)), [send, out])
+
+    def reduce_scatter(self, send, out, op="sum"):
+        """Rank r's out receives block r (len(out) elements) of send, reduced over ranks."""
+        return self._reduce_scatter(True, send, out, op)
+
+    def ireduce_scatter(self, send, out, op="sum"):
+        return self._reduce_scatter(False, send, out, op)
+
+    def _alltoall(self, blocking, send, out):
+        sp, rp, sn, rn, t = _pair(send, out)
+        if sn != rn or sn % self.size:
+            raise ValueError("collie: alltoall needs equal buffers of size x count elements")
+        fn = _lib.alltoall if blocking else _lib.ialltoall
+        return self._run(blocking, fn, (sp, rp, sn // self.size, t), [send, out])
+
+    def alltoall(self, send, out):
+        """Block j of rank i's send lands in block i of rank j's out."""
+        return self._alltoall(True, send, out)
+
+    def ialltoall(self, send, out):
+        return self._alltoall(False, send, out)
+
+    def barrier(self):
+        _check(self._handle, _lib.barrier(self._handle))
+
+    def ibarrier(self):
+        return self._run(False, _lib.ibarrier, (), [None])
+
+    def _p2p(self, blocking, fn, buf, peer):
+        p, n, t = _dtype_of(buf)
+        return self._run(blocking, fn, (p, n, t, int(peer)), [buf])
+
+    def send(self, buf, peer):
+        return self._p2p(True, _lib.send, buf, peer)
+
+    def recv(self, buf, peer):
+        """Receives into buf (its length and dtype must match the sender's); returns buf."""
+        return self._p2p(True, _lib.recv, buf, peer)
+
+    def isend(self, buf, peer):
+        return self._p2p(False, _lib.isend, buf, peer)
+
+    def irecv(self, buf, peer):
+        return self._p2p(False, _lib.irecv, buf, peer)
+
+    def _compressed(self, blocking, send, out, wire, op):
+        sp, rp, sn, rn, t = _pair(send, out)
+        if t != FLOAT32 or rn != sn:
+            raise TypeError("collie: a compressed allreduce takes float32 buffers of one length")
+        w = _DTYPE_NAMES.get(wire, wire)
+        fn = _lib.allreduce_compressed if blocking else _lib.iallreduce_compressed
+        return self._run(blocking, fn, (sp, rp, sn, w, _op(op)),
+                         [send, send if out is None else out])
+
+    def allreduce_compressed(self, send, out=None, wire="float16", op="avg"):
+        """A float32 allreduce that travels as float16 or bfloat16 and is reduced in float32."""
+        return self._compressed(True, send, out, wire, op)
+
+    def iallreduce_compressed(self, send, out=None, wire="float16", op="avg"):
+        return self._compressed(False, send, out, wire, op)
+
+    @contextlib.contextmanager
+    def group(self):
+        """Fuses the non-blocking allreduces issued inside (collie_group_start/end)."""
+        _check(self._handle, _lib.group_start(self._handle))
+        try:
+            yield self
+        finally:
+            _check(self._handle, _lib.group_end(self._handle))
+
+    # ---- communicators ----------------------------------------------------------------
+    def split(self, color, key=0):
+        """MPI_Comm_split: a Comm of the ranks with this color (ordered by key), or None."""
+        out = ctypes.c_void_p()
+        _check(self._handle, _lib.comm_split(self._handle, int(color), int(key), ctypes.byref(out)))
+        return Comm(out) if out.value else None
+
+    def abort(self):
+        """Fails every pending and later call with ABORTED; safe from any thread."""
+        _check(self._handle, _lib.comm_abort(self._handle))
+
+    def finalize(self):
+        if self._handle:
+            _lib.finalize(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.finalize()
+
+
+def init():
+    """Joins the job the environment describes (collie run, torchrun, mpirun, srun)."""
+    handle = ctypes.c_void_p()
+    _check(None, _lib.init(ctypes.byref(handle)))
+    return Comm(handle)
+
+
+def get_unique_id():
+    """128 bytes naming a new communicator (rank 0 draws them, any channel carries them)."""
+    uid = _lib.UniqueId()
+    _check(None, _lib.get_unique_id(ctypes.byref(uid)))
+    return ctypes.string_at(ctypes.addressof(uid), 128)  # .internal would stop at a NUL
+
+
+def init_rank(size, unique_id, rank):
+    """Joins, as rank, the communicator of size ranks that unique_id names."""
+    if len(unique_id) != 128:
+        raise ValueError("collie: a unique id is 128 bytes, not %d" % len(unique_id))
+    uid = _lib.UniqueId()
+    ctypes.memmove(ctypes.addressof(uid), bytes(unique_id), 128)
+    handle = ctypes.c_void_p()
+    _check(None, _lib.init_rank(ctypes.byref(handle), int(size), ctypes.byref(uid), int(rank)))
+    return Comm(handle)
+
+
+def version():
+    return _lib.version().decode()

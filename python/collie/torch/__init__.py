@@ -1,0 +1,240 @@
+"""collie as a torch.distributed backend: ``import collie.torch``, then
+
+    dist.init_process_group("collie")            # instead of "gloo"; env:// or a store
+    model = torch.nn.parallel.DistributedDataParallel(model)
+
+Every ProcessGroup method PyTorch calls is here, backed by collie's
+non-blocking requests: a call issues its request at once on the calling
+thread (so every rank issues one group's collectives in one order, as collie
+requires) and returns a Work; one completion thread per group waits on the
+requests in issue order and completes their futures, so DDP's buckets
+overlap with the backward pass.
+
+Errors: a failure completes its Work with an exception (``work.wait()``
+raises it), becomes sticky on the group, and every later call on the group
+raises CollieError at once, on every rank that sees the failure, within
+COLLIE_TIMEOUT.  (In torch 1.13 an exception set on a Python future reaches
+C++ callers as a success, so DDP learns of a failure at its next call: at
+most one step later, never silently forever.)
+"""
+import atexit
+import collections
+import threading
+import weakref
+
+import torch
+import torch.distributed as dist
+from torch._C._distributed_c10d import ProcessGroup, _create_work_from_future
+
+import collie
+
+__all__ = ["ProcessGroupCollie", "BACKEND"]
+
+BACKEND = "collie"
+
+_REDUCE = {
+    dist.ReduceOp.SUM: "sum",
+    dist.ReduceOp.PRODUCT: "prod",
+    dist.ReduceOp.MIN: "min",
+    dist.ReduceOp.MAX: "max",
+}
+if hasattr(dist.ReduceOp, "AVG"):
+    _REDUCE[dist.ReduceOp.AVG] = "avg"
+
+
+def _op(opts):
+    op = getattr(opts, "reduceOp", dist.ReduceOp.SUM) if opts is not None else dist.ReduceOp.SUM
+    for key, name in _REDUCE.items():
+        if op == key:
+            return name
+    raise ValueError("collie: reduce op %s is not supported (sum, product, min, max, avg)" % op)
+
+
+def _flat(tensors):
+    """One contiguous tensor: the single one given, or a packed copy (and how to unpack)."""
+    if len(tensors) == 1 and tensors[0].is_contiguous():
+        return tensors[0], None
+    flat = torch.cat([t.reshape(-1) for t in tensors])
+    return flat, tensors
+
+
+def _unpack(flat, tensors):
+    offset = 0
+    for t in tensors:
+        n = t.numel()
+        t.copy_(flat[offset:offset + n].view_as(t))
+        offset += n
+
+
+class _Completion:
+    """The group's completion thread: waits on requests in issue order, completes futures."""
+
+    def __init__(self):
+        self._queue = collections.deque()
+        self._cv = threading.Condition()
+        # A daemon killed at the interpreter's exit unwinds through torch's C++ frames
+        # (std::terminate): _close_all stops it before the interpreter kills threads.
+        self._thread = threading.Thread(target=self._run, name="collie-torch", daemon=True)
+        self._stop = False
+        self._thread.start()
+        _live.add(self)
+
+    def add(self, request, future, result, after):
+        with self._cv:
+            self._queue.append((request, future, result, after))
+            self._cv.notify()
+
+    def _run(self):
+        while True:
+            with self._cv:
+                while not self._queue and not self._stop:
+                    self._cv.wait()
+                if not self._queue:
+                    return
+                request, future, result, after = self._queue.popleft()
+            try:
+                request.wait()  # ctypes releases the GIL while collie waits
+                if after is not None:
+                    after()
+            except Exception as e:  # the future carries it; the group is failed (sticky)
+                future.set_exception(e)
+                continue
+            future.set_result(result)
+
+    def close(self):
+        with self._cv:
+            self._stop = True
+            self._cv.notify()
+        if self._thread is not threading.current_thread():
+            self._thread.join()
+        _live.discard(self)
+
+
+_live = weakref.WeakSet()
+
+
+def _close_all():
+    for completion in list(_live):
+        completion.close()
+
+
+# Before threading joins its threads at exit (Python >= 3.9); else with atexit.
+getattr(threading, "_register_atexit", atexit.register)(_close_all)
+
+
+def _store_unique_id(store, rank, size):
+    """Rank 0's unique id, through the store; each creation of a group gets a fresh key."""
+    n = store.add("collie/joined", 1)  # ranks of creation k add k*size-size+1 .. k*size
+    key = "collie/uid/%d" % ((n - 1) // size)
+    if rank == 0:
+        store.set(key, collie.get_unique_id())
+    uid = store.get(key)
+    return bytes(uid)
+
+
+class ProcessGroupCollie(ProcessGroup):
+    """A torch.distributed process group over one collie communicator."""
+
+    def __init__(self, store, rank, size, timeout=None):
+        super().__init__(rank, size)
+        self._comm = collie.init_rank(size, _store_unique_id(store, rank, size), rank)
+        self._done = _Completion()
+
+    def getBackendName(self):
+        return BACKEND
+
+    # ---- the machinery ------------------------------------------------------------------
+    def _work(self, issue, result, after=None):
+        """Issues one request (raising at once if collie refuses it) and returns its Work."""
+        request = issue()
+        future = torch.futures.Future()
+        self._done.add(request, future, result, after)
+        return _create_work_from_future(future)
+
+    # ---- collectives ----------------------------------------------------------------------
+    def allreduce(self, tensors, opts=None):
+        flat, parts = _flat(tensors)
+        op = _op(opts)
+        after = (lambda: _unpack(flat, parts)) if parts else None
+        return self._work(lambda: self._comm.iallreduce(flat, op=op), tensors, after)
+
+    def allreduce_coalesced(self, tensors, opts=None):
+        return self.allreduce(tensors, opts)
+
+    def broadcast(self, tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        flat, parts = _flat(tensors)
+        after = (lambda: _unpack(flat, parts)) if parts else None
+        return self._work(lambda: self._comm.ibroadcast(flat, root), tensors, after)
+
+    def reduce(self, tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        flat, parts = _flat(tensors)
+        op = _op(opts)
+        after = (lambda: _unpack(flat, parts)) if parts and self.rank() == root else None
+        return self._work(lambda: self._comm.ireduce(flat, op=op, root=root), tensors, after)
+
+    def allgather(self, output_tensors, input_tensors, opts=None):
+        inp = input_tensors[0].contiguous()
+        outs = output_tensors[0]
+        flat = torch.empty(inp.numel() * len(outs), dtype=inp.dtype)
+        return self._work(lambda: self._comm.iallgather(inp, flat), output_tensors,
+                          lambda: _unpack(flat, outs))
+
+    def _allgather_base(self, output, input, opts=None):
+        return self._work(lambda: self._comm.iallgather(input.contiguous(), output), [output])
+
+    def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+        out = output_tensors[0]
+        flat = torch.cat([t.reshape(-1) for t in input_tensors[0]])
+        op = _op(opts)
+        return self._work(lambda: self._comm.ireduce_scatter(flat, out, op=op), output_tensors)
+
+    def _reduce_scatter_base(self, output, input, opts=None):
+        op = _op(opts)
+        return self._work(lambda: self._comm.ireduce_scatter(input.contiguous(), output, op=op),
+                          [output])
+
+    def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+        if output_split_sizes or input_split_sizes:
+            even = output.shape[0] // self.size()
+            if any(s != even for s in list(output_split_sizes) + list(input_split_sizes)):
+                raise ValueError("collie: alltoall with uneven splits is not supported")
+        return self._work(lambda: self._comm.ialltoall(input.contiguous(), output), [output])
+
+    def alltoall(self, output_tensors, input_tensors, opts=None):
+        flat_in = torch.cat([t.reshape(-1) for t in input_tensors])
+        flat_out = torch.empty_like(flat_in)
+        return self._work(lambda: self._comm.ialltoall(flat_in, flat_out), output_tensors,
+                          lambda: _unpack(flat_out, output_tensors))
+
+    def barrier(self, opts=None):
+        return self._work(lambda: self._comm.ibarrier(), None)
+
+    def send(self, tensors, dst, tag=0):
+        flat, _ = _flat(tensors)
+        return self._work(lambda: self._comm.isend(flat, dst), tensors)
+
+    def recv(self, tensors, src, tag=0):
+        flat, parts = _flat(tensors)
+        after = (lambda: _unpack(flat, parts)) if parts else None
+        return self._work(lambda: self._comm.irecv(flat, src), tensors, after)
+
+    @property
+    def comm(self):
+        """The collie.Comm under this group (for hooks and optimizers)."""
+        return self._comm
+
+    def __del__(self):
+        try:
+            self._done.close()
+            self._comm.finalize()
+        except Exception:
+            pass
+
+
+def _create(store, rank, size, timeout):
+    return ProcessGroupCollie(store, rank, size, timeout)
+
+
+dist.Backend.register_backend(BACKEND, _create)

@@ -337,10 +337,12 @@ COLLIE_API collie_status collie_get_unique_id(collie_unique_id *id);
 /*
  * Joins the communicator of size ranks that id names, as rank.  Collective
  * over those ranks, within COLLIE_TIMEOUT.  A rank or size out of range, or
- * an id that is not one, is INVALID_ARG at once; ranks that disagree on
- * size, or two ranks with one number, fail with MISMATCH on every rank; an
- * id already used (its rank 0 no longer listens) fails with TIMEOUT.  On
- * error *comm is NULL.
+ * an id that is not one, is INVALID_ARG at once.  Ranks that disagree on
+ * size, or two ranks with one number, fail on every rank within the timeout:
+ * MISMATCH, naming both, where rank 0 could tell them, else PEER_LOST or
+ * TIMEOUT.  An id already used is INVALID_ARG at once for rank 0 in the
+ * process that used it, and TIMEOUT for the others (nobody listens).  On
+ * error *comm is NULL and collie_last_error(NULL) says why.
  */
 COLLIE_API collie_status collie_init_rank(collie_comm **comm, int size, const collie_unique_id *id,
                                           int rank);

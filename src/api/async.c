@@ -54,11 +54,12 @@ struct collie__async {
     struct lane held;            /* collectives issued inside the group (queue only) */
     size_t fusion_bytes;         /* COLLIE_FUSION_BYTES */
     void *spare;                 /* a fusion buffer kept for the next group */
+    struct p2p_set *p2p_set;     /* the point-to-point lane's transfers (made with its thread) */
 };
 
 static int is_p2p(const struct collie__op *op)
 {
-    return op->desc.coll == COLLIE_COLL_SEND || op->desc.coll == COLLIE_COLL_RECV;
+    return collie__lane_of(op->desc.coll) == COLLIE_LANE_P2P;
 }
 
 static void push(struct lane *l, struct collie_request *r)
@@ -244,24 +245,21 @@ static void *p2p_lane(void *arg)
 {
     collie_comm *comm = arg;
     struct collie__async *a = comm->async;
-    struct p2p_set *s = malloc(sizeof *s);
+    struct p2p_set *s = a->p2p_set; /* allocated with the thread: it cannot fail here */
     uint64_t timeout_ns = (uint64_t)(comm->timeout_s * 1e9), stalled_since = 0;
     collie__shm_wait_background(&a->callers_waiting);
     pthread_mutex_lock(&a->lock);
-    if (s) /* a failed malloc: nothing can run; the requests fail below */
-        s->n = 0;
     for (;;) {
-        collie_status st = s ? atomic_load(&comm->failed) : COLLIE_ERR_NOMEM;
+        collie_status st = atomic_load(&comm->failed);
         if (st != COLLIE_OK) { /* everything pending fails with the communicator */
             struct collie_request *r;
-            if (s)
-                p2p_retire(comm, a, s, st);
+            p2p_retire(comm, a, s, st);
             while ((r = pop(&a->p2p)))
                 complete(a, r, st);
         } else {
             p2p_admit(comm, &a->p2p, s);
         }
-        if (!s || !s->n) {
+        if (!s->n) {
             stalled_since = 0;
             if (a->stopping && !a->p2p.head)
                 break;
@@ -288,7 +286,6 @@ static void *p2p_lane(void *arg)
         p2p_retire(comm, a, s, st);
     }
     pthread_mutex_unlock(&a->lock);
-    free(s);
     return NULL;
 }
 
@@ -346,9 +343,12 @@ collie_status collie__async_issue(collie_comm *comm, const struct collie__op *op
     int p2p = is_p2p(op);
     struct lane *l = p2p ? &a->p2p : &a->coll;
     pthread_mutex_lock(&a->lock);
-    collie_status st = l->started ? COLLIE_OK
-                                  : start_lane(comm, l, p2p ? p2p_lane : coll_lane,
-                                               p2p ? "collie-p2p" : "collie-coll");
+    collie_status st = COLLIE_OK;
+    if (p2p && !a->p2p_set && !(a->p2p_set = calloc(1, sizeof *a->p2p_set)))
+        st = collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory for the send/recv lane",
+                          comm->rank);
+    if (st == COLLIE_OK && !l->started)
+        st = start_lane(comm, l, p2p ? p2p_lane : coll_lane, p2p ? "collie-p2p" : "collie-coll");
     if (st == COLLIE_OK && !p2p && a->group_depth) {
         r->held = 1; /* collie_group_end issues it, fused or not */
         push(&a->held, r);
@@ -616,6 +616,7 @@ void collie__async_shutdown(collie_comm *comm)
     if (a->p2p.started)
         pthread_join(a->p2p.thread, NULL);
     collie__fuse_free_spare(a->spare);
+    free(a->p2p_set);
     pthread_cond_destroy(&a->coll.work);
     pthread_cond_destroy(&a->p2p.work);
     pthread_cond_destroy(&a->done);

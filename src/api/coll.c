@@ -148,15 +148,14 @@ collie_status collie__op_check(collie_comm *comm, struct collie__op *op)
 collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
 {
     enum collie__coll coll = op->desc.coll;
-    enum collie__lane lane =
-        coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV ? COLLIE_LANE_P2P : COLLIE_LANE_COLL;
+    enum collie__lane lane = collie__lane_of(coll);
     if (!op->count && coll != COLLIE_COLL_BARRIER) {
         collie__count_op(comm, lane, 1);
         return COLLIE_OK;
     }
     struct collie__op_desc *d = &op->desc;
     collie_status st;
-    if (coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV) {
+    if (lane == COLLIE_LANE_P2P) {
         int send = coll == COLLIE_COLL_SEND;
         d->seq = 0;
         COLLIE_TRACE("p2p", "%s of %zu elements %s rank %d", collie__coll_name(coll), op->count,

@@ -89,7 +89,7 @@ static void event(const char *name, int tid, uint64_t t0, uint64_t t1, const col
                 "\"dtype\":\"%s\",\"algorithm\":\"%s\"",
                 comm->timeline_id, comm->size, op->desc.seq, op->count, op->count * op->elem_size,
                 collie__dtype_name(op->dtype), collie__algo_name(op->desc.algo));
-        if (op->desc.coll == COLLIE_COLL_SEND || op->desc.coll == COLLIE_COLL_RECV)
+        if (collie__lane_of(op->desc.coll) == COLLIE_LANE_P2P)
             fprintf(out, ",\"peer\":%d", op->root);
         if (fused)
             fprintf(out, ",\"fused_requests\":%u", fused);
@@ -102,7 +102,7 @@ void collie__timeline_op(collie_comm *comm, const struct collie_request *r, uint
 {
     if (!collie__timeline_on())
         return;
-    int p2p = r->op.desc.coll == COLLIE_COLL_SEND || r->op.desc.coll == COLLIE_COLL_RECV;
+    int p2p = collie__lane_of(r->op.desc.coll) == COLLIE_LANE_P2P;
     uint64_t start = r->t_start ? r->t_start : t_end; /* failed before it started */
     pthread_mutex_lock(&lock);
     if (out) {
@@ -131,7 +131,6 @@ void collie__timeline_blocking(collie_comm *comm, const struct collie__op *op, u
 
 void collie__timeline_wait(collie_comm *comm, uint64_t t0, uint64_t t1)
 {
-    (void)comm;
     if (!collie__timeline_on())
         return;
     pthread_mutex_lock(&lock);

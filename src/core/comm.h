@@ -129,6 +129,13 @@ static inline int collie__local_index(const collie_comm *comm, int global_rank)
 enum collie__scratch_id { COLLIE_SCRATCH_WORK, COLLIE_SCRATCH_TMP };
 void *collie__scratch(collie_comm *comm, enum collie__scratch_id id, size_t bytes);
 
+/* The lane a call runs on: send and recv on the point-to-point one, the rest on the collective one. */
+static inline enum collie__lane collie__lane_of(int coll)
+{
+    return coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV ? COLLIE_LANE_P2P
+                                                                : COLLIE_LANE_COLL;
+}
+
 /* Adds n to a counter that one thread at a time writes (a plain load and store). */
 static inline void collie__count(_Atomic unsigned long long *c, unsigned long long n)
 {

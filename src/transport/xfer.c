@@ -114,7 +114,7 @@ collie_status collie__xfer_poll(collie_comm *comm, struct collie__xfer *x, int n
 collie_status collie__xfer_sleep(collie_comm *comm, struct collie__xfer *x, int n,
                                  uint64_t until_ns)
 {
-    return wait_some(comm, x, n, until_ns ? until_ns : 1);
+    return wait_some(comm, x, n, until_ns);
 }
 
 collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)

@@ -47,8 +47,8 @@ collie_status collie__xfer_user(collie_comm *comm, const struct collie__op_desc 
  * For a driver that keeps a changing set of transfers going (the
  * point-to-point lane of the asynchronous core): moves what can move of the
  * n transfers without blocking (*moved: whether any byte moved), and sleeps
- * until one of the pending ones may move or until_ns passes.  Neither fails
- * on time: the caller owns the deadline.
+ * until one of the pending ones may move or until_ns (> 0) passes.  Neither
+ * fails on time: the caller owns the deadline.
  */
 collie_status collie__xfer_poll(collie_comm *comm, struct collie__xfer *x, int n, int *moved);
 collie_status collie__xfer_sleep(collie_comm *comm, struct collie__xfer *x, int n,

@@ -137,6 +137,15 @@ void bench_rows_add(struct bench_rows *rows, const struct bench_row *r);
 /* Rank r of n's input element i for collective c, and the reduced value (sweep.c). */
 double bench_input(int c, collie_op op, int r, int n, size_t i);
 double bench_reduced(collie_dtype t, collie_op op, int n, size_t i);
+/* The middle of n values (the mean of the two middle ones for even n); sorts v. */
+double bench_median(double *v, int n);
+
+/*
+ * Operations to time for --min-time, from one that took est seconds (the
+ * slowest rank's, so that every rank runs as many): 3 to --iters.
+ */
+int bench_iters_for(const struct bench_opts *o, double est);
+
 /* Writes v as element i of p in dtype t. */
 void bench_encode(collie_dtype t, void *p, size_t i, double v);
 

@@ -6,7 +6,6 @@
  * one step: every tensor allreduced, the results checked; MPI's row calls
  * MPI_Allreduce once per tensor (it cannot fuse).
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,8 +72,7 @@ static int measure(struct bench_backend *b, const struct bench_opts *o, const st
     double est = bench_now_s() - t0;
     if (b->max_double(b, &est))
         return -1;
-    int iters = est > 0 ? (int)ceil(o->min_time / est) : o->iters;
-    iters = iters < 3 ? 3 : iters > o->iters ? o->iters : iters;
+    int iters = bench_iters_for(o, est);
     double *times = malloc(sizeof(double) * (size_t)iters), mean = 0;
     if (!times || b->barrier(b))
         return -1;
@@ -87,14 +85,7 @@ static int measure(struct bench_backend *b, const struct bench_opts *o, const st
         mean += times[i] / iters;
         prev = now;
     }
-    double median = 0;
-    for (int i = 0; i < iters; i++) { /* the middle one, without sorting a few values twice */
-        int below = 0;
-        for (int k = 0; k < iters; k++)
-            below += times[k] < times[i];
-        if (below == iters / 2)
-            median = times[i];
-    }
+    double median = bench_median(times, iters);
     free(times);
     long long wrong = 0;
     unsigned char want[8];
@@ -109,7 +100,7 @@ static int measure(struct bench_backend *b, const struct bench_opts *o, const st
     if (b->max_double(b, &mean) || b->max_double(b, &median))
         return -1;
     row->mean_us = mean * 1e6;
-    row->median_us = (median > 0 ? median : mean) * 1e6;
+    row->median_us = median * 1e6;
     row->wrong = wrong;
     snprintf(row->backend, sizeof row->backend, "%s", fused ? "fused" : b->name);
     snprintf(row->algo, sizeof row->algo, fused ? "fused" : "one call each");

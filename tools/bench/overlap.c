@@ -16,7 +16,6 @@
  * it measures is whether the library moves data while the caller computes,
  * not how the two share memory bandwidth.  The bench ranks link no BLAS.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -116,8 +115,7 @@ int bench_overlap(struct bench_backend *b, const struct bench_opts *o, int round
                          bench_input(BENCH_ALLREDUCE, o->op, b->rank, b->size, i));
         /* One untimed operation, then as many as fill --min-time (3 to --iters). */
         double est = timed(b, COMM, send, recv, count, o, 0, 1, NULL), cpu = 0;
-        int iters = est > 0 ? (int)ceil(o->min_time / est) : o->iters;
-        iters = iters < 3 ? 3 : iters > o->iters ? o->iters : iters;
+        int iters = bench_iters_for(o, est);
         double comm = timed(b, COMM, send, recv, count, o, 0, iters, &cpu);
         long rounds = comm > 0 ? (long)(comm / per_round) : 0;
         double comp = comm > 0 ? timed(b, COMP, send, recv, count, o, rounds, iters, NULL) : -1;

@@ -19,19 +19,7 @@ static double busbw(const struct bench_row *r, double us)
     return algbw(r, us) * bench_busbw_factor(r->coll, r->ranks);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 #define SPREAD_WARN 2.0 /* rounds of one size further apart than this make a figure suspect */
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int bench_merged(const struct bench_rows *rows, const char *backend, int coll, size_t bytes,
                  struct bench_row *out)
@@ -54,11 +42,11 @@ int bench_merged(const struct bench_rows *rows, const char *backend, int coll, s
     }
     if (!n)
         return 0;
-    out->mean_us = median_of(mean, n);
-    out->median_us = median_of(median, n);
-    out->comm_us = median_of(comm, n);
-    out->comp_us = median_of(comp, n);
-    out->comm_cpu_us = median_of(cpu, n);
+    out->mean_us = bench_median(mean, n);
+    out->median_us = bench_median(median, n);
+    out->comm_us = bench_median(comm, n);
+    out->comp_us = bench_median(comp, n);
+    out->comm_cpu_us = bench_median(cpu, n);
     out->min_us = mean[0];
     out->max_us = mean[n - 1];
     out->rounds = n;

@@ -134,6 +134,18 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int bench_iters_for(const struct bench_opts *o, double est)
+{
+    double want = est > 0 ? ceil(o->min_time / est) : o->iters;
+    return want < 3 ? 3 : want > o->iters ? o->iters : (int)want;
+}
+
 /* In-place forms: allgather reads its block from recvbuf, reduce_scatter writes into sendbuf. */
 static void in_place(int c, const struct bench_backend *b, size_t count, size_t es,
                      unsigned char *send, unsigned char *recv, const void **s, void **r)

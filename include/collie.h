@@ -469,6 +469,104 @@ typedef struct {
 COLLIE_API collie_status collie_topology_check(const collie_topology *topo,
                                                collie_topology_props *props);
 
+/*
+ * Dynamic schedules: a topology per step, repeating with a period (BlueFog's
+ * dynamic topologies).  Step t of a training loop averages over
+ * collie_schedule_step(s, t); every rank makes the same schedule and passes
+ * the same t.  Each step is a topology as above, so it can be inspected
+ * and checked; a schedule owns its steps (valid until collie_schedule_free).
+ */
+typedef struct collie_schedule collie_schedule;
+
+typedef enum {
+    /*
+     * Step t: i sends to i + 2^(t mod tau) and keeps half its own value, tau
+     * = ceil(log2 size): one message per rank per step whatever the size.
+     * After tau steps every rank holds the exact mean when size is a power of
+     * two (Ying et al. 2021); otherwise it only contracts.  param unused (0).
+     */
+    COLLIE_SCHED_ONE_PEER_EXPONENTIAL,
+    /*
+     * Exact averaging for any size in one-peer steps: every rank holds the
+     * mean after the period (log2 P, plus 2 when size is not a power of two:
+     * P the largest power of two <= size), each rank sending to at most one
+     * rank and receiving from at most one per step.  The ranks past P first
+     * fold into ranks 0.., ranks 0..P-1 average over the hypercube weighting
+     * each side by how many ranks it stands for, and the mean is copied back.
+     * Every step's weights are convex (row-stochastic), so a model never
+     * leaves the hull of the ones it mixes.  The finite-time idea is Takezawa
+     * et al., "Beyond Exponential Graph" (NeurIPS 2023, arXiv 2305.11420);
+     * this construction is collie's, with one peer.  param unused (0).
+     */
+    COLLIE_SCHED_ONE_PEER_EXACT,
+} collie_schedule_kind;
+
+/* Makes a schedule of kind over size ranks; INVALID_ARG as collie_topology_create. */
+COLLIE_API collie_status collie_schedule_create(collie_schedule_kind kind, int size, int param,
+                                                collie_schedule **sched);
+
+/* Releases sched and its steps; NULL is ignored. */
+COLLIE_API void collie_schedule_free(collie_schedule *sched);
+
+/* Steps before the schedule repeats; -1 for NULL. */
+COLLIE_API int collie_schedule_period(const collie_schedule *sched);
+
+/* The topology of step t (t mod the period); NULL for a NULL sched or t < 0. */
+COLLIE_API const collie_topology *collie_schedule_step(const collie_schedule *sched, long long t);
+
+/*
+ * One step of decentralized averaging (BlueFog's neighbor_allreduce): on
+ * every rank i, recvbuf = W[i][i] sendbuf + sum over in-neighbours j of
+ * W[i][j] x (rank j's sendbuf), the weights topo's.  Every rank of comm
+ * calls it, in the same order as its other collectives, with a topology of
+ * comm's size; but a rank waits only for its own neighbours, and moves
+ * out-degree x count elements.  dtype: COLLIE_FLOAT32, FLOAT64, FLOAT16 or
+ * BFLOAT16 (the half types combine in float32 and round once).
+ * sendbuf == recvbuf is in place.  Ranks in different topologies (or
+ * schedule steps) fail with MISMATCH naming both ranks and the call, as soon
+ * as one sends to the other; a neighbour that never sends fails the wait
+ * after COLLIE_TIMEOUT; a lost neighbour, PEER_LOST.
+ */
+COLLIE_API collie_status collie_neighbor_allreduce(collie_comm *comm, const collie_topology *topo,
+                                                   const void *sendbuf, void *recvbuf, size_t count,
+                                                   collie_dtype dtype);
+COLLIE_API collie_status collie_ineighbor_allreduce(collie_comm *comm, const collie_topology *topo,
+                                                    const void *sendbuf, void *recvbuf,
+                                                    size_t count, collie_dtype dtype,
+                                                    collie_request **req);
+
+/*
+ * This rank's part of a dynamic step, chosen per call (BlueFog's
+ * neighbor_allreduce with src_weights / dst_weights): it sends to
+ * send_ranks, scaling what it sends to send_ranks[k] by send_weights[k]
+ * (NULL: 1, the data as is), and computes
+ *     recvbuf = self_weight sendbuf + sum over k of recv_weights[k] x (what recv_ranks[k] sent).
+ * recv_weights NULL: uniform, 1 / (nrecv + 1) for each received value and for
+ * its own (self_weight is then ignored).  Ranks in [0, size), no rank twice
+ * in a list, never this rank.  The arrays are read during the call (a
+ * non-blocking call copies them).  Every receive must match a send of the
+ * same call on the other rank.
+ */
+typedef struct {
+    int nrecv;
+    const int *recv_ranks;
+    const double *recv_weights;
+    double self_weight;
+    int nsend;
+    const int *send_ranks;
+    const double *send_weights;
+} collie_neighbors;
+
+COLLIE_API collie_status collie_neighbor_allreduce_dynamic(collie_comm *comm,
+                                                           const collie_neighbors *nb,
+                                                           const void *sendbuf, void *recvbuf,
+                                                           size_t count, collie_dtype dtype);
+COLLIE_API collie_status collie_ineighbor_allreduce_dynamic(collie_comm *comm,
+                                                            const collie_neighbors *nb,
+                                                            const void *sendbuf, void *recvbuf,
+                                                            size_t count, collie_dtype dtype,
+                                                            collie_request **req);
+
 #ifdef __cplusplus
 }
 #endif

@@ -145,6 +145,27 @@ collie_status collie__op_check(collie_comm *comm, struct collie__op *op)
     return COLLIE_OK;
 }
 
+/*
+ * A neighbour operation: numbered apart from the other collectives (a rank
+ * may finish several steps while a host peer that is not its neighbour is
+ * still in an earlier one, so they must not advance the window's turns), and
+ * kept off the window: its messages carry its number.
+ */
+static collie_status run_neighbor(collie_comm *comm, struct collie__op *op)
+{
+    struct collie__op_desc *d = &op->desc;
+    d->seq = comm->nbr_seq++;
+    const struct collie__algo *algo = collie__select(comm, op);
+    d->algo = (uint8_t)algo->id;
+    COLLIE_TRACE("coll", "neighbour #%u of %zu elements: %d in, %d out", d->seq, op->count,
+                 op->nbr->nrecv, op->nbr->nsend);
+    comm->cur = *d;
+    collie_status st = algo->run(comm, op);
+    if (st == COLLIE_OK)
+        collie__count_op(comm, COLLIE_LANE_COLL, 1);
+    return st;
+}
+
 collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
 {
     enum collie__coll coll = op->desc.coll;
@@ -166,6 +187,8 @@ collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
             collie__count_op(comm, lane, 1);
         return st;
     }
+    if (op->nbr) /* every rank calls them, but each waits only for its neighbours */
+        return run_neighbor(comm, op);
     d->seq = comm->seq;
     if (comm->size == 1) { /* every collective of one rank is a copy, if anything */
         size_t bytes = coll == COLLIE_COLL_BARRIER ? 0 : op->count * op->elem_size;

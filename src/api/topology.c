@@ -14,15 +14,17 @@
 #include <string.h>
 
 #include "api.h"
+#include "topology.h"
 
 struct collie_topology {
     int size;
     int *in_start, *in_rank; /* in_rank[in_start[i] .. in_start[i+1]): i's in-neighbours */
     double *in_w;            /* W[i][in_rank[e]] */
     int *out_start, *out_rank;
-    double *out_w; /* W[out_rank[e]][j] for j's out-edge e */
-    double *self;  /* W[i][i] */
-    int exact;     /* W = J/size: one step is the mean */
+    double *out_w;        /* W[out_rank[e]][j] for j's out-edge e */
+    double *self;         /* W[i][i] */
+    int exact;            /* W = J/size: one step is the mean */
+    uint32_t fingerprint; /* of the edges and weights, never 0 (neighbour calls compare it) */
 };
 
 struct edge {
@@ -61,6 +63,24 @@ static collie_status refuse(const char *what)
 }
 
 enum weighting { GIVEN, UNIFORM, METROPOLIS, DEFAULT };
+
+static uint32_t fnv1a(uint32_t h, const void *p, size_t n)
+{
+    for (const unsigned char *b = p; n--; b++)
+        h = (h ^ *b) * 16777619u;
+    return h;
+}
+
+/* FNV-1a over the size, the edges by receiver and every weight's bits: never 0. */
+static uint32_t fingerprint(const collie_topology *t, size_t nedges)
+{
+    uint32_t h = fnv1a(2166136261u, &t->size, sizeof t->size);
+    h = fnv1a(h, t->in_start, ((size_t)t->size + 1) * sizeof *t->in_start);
+    h = fnv1a(h, t->in_rank, nedges * sizeof *t->in_rank);
+    h = fnv1a(h, t->in_w, nedges * sizeof *t->in_w);
+    h = fnv1a(h, t->self, (size_t)t->size * sizeof *t->self);
+    return h ? h : 1;
+}
 
 /* Edges are counted in ints; this many take about 12 GiB to build. */
 #define MAX_EDGES ((size_t)1 << 28)
@@ -138,6 +158,7 @@ static collie_status build(int size, struct edge *e, size_t n, enum weighting ho
         t->out_rank[k] = e[k].to;
         t->out_w[k] = e[k].w;
     }
+    t->fingerprint = fingerprint(t, n);
     *out = t;
     return COLLIE_OK;
 }
@@ -433,4 +454,18 @@ collie_status collie_topology_check(const collie_topology *t, collie_topology_pr
     else
         props->rho = n <= 4096 && edges <= (1u << 20) ? spectral_radius(t) : -1;
     return COLLIE_OK;
+}
+
+void collie__topology_plan(const collie_topology *t, int rank, struct collie__nbr_plan *p)
+{
+    int in = t->in_start[rank], out = t->out_start[rank];
+    *p = (struct collie__nbr_plan){
+        .nrecv = t->in_start[rank + 1] - in,
+        .nsend = t->out_start[rank + 1] - out,
+        .recv = t->in_rank + in,
+        .send = t->out_rank + out,
+        .recv_w = t->in_w + in,
+        .self_w = t->self[rank],
+        .fingerprint = t->fingerprint,
+    };
 }

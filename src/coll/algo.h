@@ -23,8 +23,9 @@ typedef collie_status (*collie__algo_fn)(collie_comm *comm, const struct collie_
 /*
  * Where an algorithm works: through one host's shared-memory window (HOST),
  * or on any placement of ranks (ANY).  On one host the cost model chooses
- * among the HOST algorithms, across hosts among the ANY ones; COLLIE_ALGO may
- * force an ANY algorithm on one host too (the tests do).
+ * among the HOST algorithms (among the ANY ones for a collective that has no
+ * HOST algorithm), across hosts among the ANY ones; COLLIE_ALGO may force an
+ * ANY algorithm on one host too (the tests do).
  */
 enum collie__algo_scope { COLLIE_SCOPE_HOST, COLLIE_SCOPE_ANY };
 
@@ -110,6 +111,9 @@ collie_status collie__allgather_ring(collie_comm *comm, const struct collie__op 
 collie_status collie__broadcast_tree(collie_comm *comm, const struct collie__op *op);
 collie_status collie__alltoall_pairwise(collie_comm *comm, const struct collie__op *op);
 collie_status collie__barrier_dissemination(collie_comm *comm, const struct collie__op *op);
+
+/* One step of decentralized averaging over op->nbr (neighbor_allreduce.c). */
+collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie__op *op);
 
 /* Across hosts: shared memory within each host, TCP between them (hierarchical.c). */
 collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct collie__op *op);

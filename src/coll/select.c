@@ -164,6 +164,7 @@ static const struct collie__algo algos[] = {
     {A(PAIRWISE), COLLIE_COLL_ALLTOALL, ANY, collie__alltoall_pairwise, NULL},
     {A(SYNC), COLLIE_COLL_BARRIER, HOST, collie__barrier_sync, NULL},
     {A(DISSEMINATION), COLLIE_COLL_BARRIER, ANY, collie__barrier_dissemination, NULL},
+    {A(NEIGHBOR), COLLIE_COLL_NEIGHBOR_ALLREDUCE, ANY, collie__neighbor_allreduce, NULL},
 };
 #undef A
 #undef HOST
@@ -271,13 +272,15 @@ const struct collie__algo *collie__select_peek(const collie_comm *comm, const st
         comm->forced[op->desc.coll] ? entry(op->desc.coll, comm->forced[op->desc.coll]) : NULL;
     double best_cost = 0;
     enum collie__algo_scope scope = comm->nhosts > 1 ? COLLIE_SCOPE_ANY : COLLIE_SCOPE_HOST;
-    for (int i = 0; !comm->forced[op->desc.coll] && i < N_ALGOS; i++) {
-        if ((int)algos[i].coll != op->desc.coll || algos[i].scope != scope)
-            continue;
-        double c = algos[i].cost ? algos[i].cost(comm, op) : 0;
-        if (!best || c < best_cost) {
-            best = &algos[i];
-            best_cost = c;
+    for (int pass = 0; pass < 2 && !best; pass++, scope = COLLIE_SCOPE_ANY) {
+        for (int i = 0; !comm->forced[op->desc.coll] && i < N_ALGOS; i++) {
+            if ((int)algos[i].coll != op->desc.coll || algos[i].scope != scope)
+                continue;
+            double c = algos[i].cost ? algos[i].cost(comm, op) : 0;
+            if (!best || c < best_cost) {
+                best = &algos[i];
+                best_cost = c;
+            }
         }
     }
     return best;

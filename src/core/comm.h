@@ -70,8 +70,10 @@ struct collie_comm {
     double timeout_s;
     size_t nt_min;        /* COLLIE_NT_MIN: outputs this large bypass the caches; 0 never */
     uint64_t deadline_ns; /* of the bootstrap exchange in flight (waits in shm have their own) */
-    struct collie__op_desc cur;              /* the call in flight, its algorithm included */
-    uint32_t seq;                            /* collectives completed so far */
+    struct collie__op_desc cur; /* the call in flight, its algorithm included */
+    uint32_t seq;               /* collectives completed so far */
+    uint32_t nbr_seq; /* neighbour operations completed so far: counted apart, since they do
+                         not move the ranks of a host in step (the window's turns follow seq) */
     uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm number whose choice was logged */
     uint8_t forced[COLLIE_COLL_COUNT];       /* by COLLIE_ALGO: an algorithm number, else NONE */
     const void **scratch_srcs; /* size pointers (local_size used), for reduction sources */

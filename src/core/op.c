@@ -13,6 +13,7 @@ static const char *const coll_names[COLLIE_COLL_COUNT] = {
     [COLLIE_COLL_BARRIER] = "barrier",
     [COLLIE_COLL_SEND] = "send",
     [COLLIE_COLL_RECV] = "recv",
+    [COLLIE_COLL_NEIGHBOR_ALLREDUCE] = "neighbor_allreduce",
 };
 
 static const struct {
@@ -99,6 +100,11 @@ void collie__op_describe(const struct collie__op_desc *d, char *buf, size_t len)
     case COLLIE_COLL_BROADCAST:
         snprintf(buf, len, "%s(count=%llu, %s, root=%d)", coll, (unsigned long long)d->count, dt,
                  (int)d->root);
+        break;
+    case COLLIE_COLL_NEIGHBOR_ALLREDUCE:
+        /* root: the graph's fingerprint (0: lists given per call); op: the wire dtype */
+        snprintf(buf, len, "%s(count=%llu, %s, wire %s, graph %08x)", coll,
+                 (unsigned long long)d->count, dt, collie__dtype_name(d->op), (unsigned)d->root);
         break;
     case COLLIE_COLL_SEND:
     case COLLIE_COLL_RECV:

@@ -20,6 +20,7 @@ enum collie__coll {
     COLLIE_COLL_BARRIER,
     COLLIE_COLL_SEND,
     COLLIE_COLL_RECV,
+    COLLIE_COLL_NEIGHBOR_ALLREDUCE,
     COLLIE_COLL_COUNT
 };
 
@@ -41,7 +42,8 @@ enum collie__coll {
     X(TREE, "tree", 8)                                                                             \
     X(PAIRWISE, "pairwise", 9)                                                                     \
     X(SYNC, "sync", 10)                                                                            \
-    X(DISSEMINATION, "dissemination", 11)
+    X(DISSEMINATION, "dissemination", 11)                                                          \
+    X(NEIGHBOR, "neighbor", 12)
 
 enum collie__algo_id {
     COLLIE__ALGO_NONE = 0, /* send/recv, and calls that run no algorithm */
@@ -58,11 +60,30 @@ struct collie__op_desc {
     uint8_t dtype;
     uint8_t op;
     uint8_t algo; /* enum collie__algo_id: ranks must agree on it */
-    int32_t root; /* root, or peer for send/recv; -1 when unused */
+    int32_t root; /* root, or peer for send/recv, or a neighbour op's graph; -1 when unused */
     uint32_t pad; /* zero: the layout has no implicit padding */
     uint64_t count;
 };
 _Static_assert(sizeof(struct collie__op_desc) == 24, "the descriptor is shared between builds");
+
+/*
+ * This rank's part of one step of a neighbour operation, in global ranks:
+ *     recvbuf = self_w * sendbuf + sum over d of recv_w[d] * (data of recv[d])
+ * where each out-neighbour send[d] is sent send_w[d] * sendbuf (send_w
+ * NULL: the data as is).  The data
+ * travels as `wire` (the call's dtype, or float16/bfloat16 for float32).
+ * Its descriptor carries the graph's fingerprint in root (a static
+ * topology's, nonzero; 0 for lists given per call) and the wire dtype in op,
+ * so neighbours in different graphs or steps fail with MISMATCH.
+ */
+struct collie__nbr_plan {
+    int nrecv, nsend;
+    const int *recv, *send;
+    const double *recv_w, *send_w;
+    double self_w;
+    uint32_t fingerprint;
+    collie_dtype wire;
+};
 
 /* A call in flight: the descriptor plus this rank's buffers. */
 struct collie__op {
@@ -75,6 +96,7 @@ struct collie__op {
     int root;
     size_t elem_size;
     int stream_out; /* write the output with non-temporal stores (COLLIE_NT_MIN) */
+    const struct collie__nbr_plan *nbr; /* neighbour operations: the step (owned by the caller) */
 };
 
 /* "allreduce", "broadcast", ... */

@@ -19,6 +19,21 @@ void collie__reduce(void *dst, const void *const *srcs, int nsrc, size_t count, 
                     collie_op op, int divisor, int stream);
 
 /*
+ * Neighbour averaging's combination (combine.c):
+ *     dst[i] = self_w * x[i] + w[0] * ys[0][i] + ... + w[n-1] * ys[n-1][i],
+ * added in that order (the same inputs give the same bits on every rank).
+ * dtype is float32, float64, float16 or bfloat16 (the half types computed
+ * in float32 and rounded once); the sources ys are in ydtype, which is dtype
+ * or, for float32 data, float16 / bfloat16.  dst may be x; n may be 0.
+ */
+void collie__combine(void *dst, const void *x, double self_w, const void *const *ys,
+                     const double *w, int n, size_t count, collie_dtype dtype, collie_dtype ydtype);
+
+/* dst = w * x, converted from dtype to dst_dtype (as collie__combine's sources may be). */
+void collie__scale(void *dst, collie_dtype dst_dtype, const void *x, collie_dtype dtype, double w,
+                   size_t count);
+
+/*
  * Array conversions between float32 and float16 / bfloat16, rounding to
  * nearest even (convert.c): F16C instructions where the CPU has them, else
  * the branch-free scalar code of half.h, which the compiler vectorises.

@@ -1,0 +1,153 @@
+/*
+ * schedule.c - dynamic schedules: one topology per step, built once with
+ * collie_topology_from_edges (include/collie.h describes each kind).  Every
+ * offset and weight is computed with integers and halvings, so every rank
+ * builds the same steps bit for bit.
+ */
+#include <stdlib.h>
+
+#include "api.h"
+
+struct collie_schedule {
+    int period;
+    collie_topology **steps;
+};
+
+/* The edges of one step under construction: at most 2 per rank in these schedules. */
+struct step_edges {
+    int *from, *to;
+    double *w;
+    size_t n;
+};
+
+static void edge(struct step_edges *e, int from, int to, double w)
+{
+    e->from[e->n] = from, e->to[e->n] = to, e->w[e->n] = w;
+    e->n++;
+}
+
+void collie_schedule_free(collie_schedule *s)
+{
+    if (!s)
+        return;
+    for (int t = 0; s->steps && t < s->period; t++)
+        collie_topology_free(s->steps[t]);
+    free(s->steps);
+    free(s);
+}
+
+int collie_schedule_period(const collie_schedule *s) { return s ? s->period : -1; }
+
+const collie_topology *collie_schedule_step(const collie_schedule *s, long long t)
+{
+    return s && t >= 0 ? s->steps[t % s->period] : NULL;
+}
+
+static int log2_floor(int n)
+{
+    int p = 0;
+    while ((2 << p) <= n)
+        p++;
+    return p;
+}
+
+/* Step t of the one-peer exponential graph: i -> i + 2^t, half and half. */
+static void one_peer_exponential(struct step_edges *e, int size, int t)
+{
+    for (int i = 0; size > 1 && i < size; i++)
+        edge(e, i, (int)((i + (1LL << t)) % size), 0.5);
+}
+
+/*
+ * Step t of the exact one-peer schedule over size = P + r ranks (P a power
+ * of two, r < P).  mass[i] (i < P) is how many ranks' data rank i's value
+ * stands for; the hypercube steps weight each side by it and update it.
+ */
+static void one_peer_exact(struct step_edges *e, int size, int t, double *mass)
+{
+    int p = log2_floor(size), big = 1 << p, r = size - big;
+    if (r && t == 0) { /* fold: j and big + j both take their mean; j stands for 2 */
+        for (int j = 0; j < r; j++) {
+            edge(e, big + j, j, 0.5), edge(e, j, big + j, 0.5);
+            mass[j] = 2;
+        }
+        return;
+    }
+    int s = t - (r > 0);
+    if (s == p) { /* copy back: big + j takes j's value, the mean */
+        for (int j = 0; j < r; j++)
+            edge(e, j, big + j, 1.0);
+        return;
+    }
+    for (int i = 0; i < big; i++) {
+        int j = i ^ (1 << s);
+        edge(e, j, i, mass[j] / (mass[i] + mass[j]));
+    }
+    for (int i = 0; i < big; i++) {
+        int j = i ^ (1 << s);
+        if (i < j)
+            mass[i] = mass[j] = (mass[i] + mass[j]) / 2;
+    }
+}
+
+static int period_of(collie_schedule_kind kind, int size)
+{
+    int p = log2_floor(size);
+    int tau = p + ((1 << p) < size); /* ceil(log2 size) */
+    if (kind == COLLIE_SCHED_ONE_PEER_EXPONENTIAL)
+        return tau ? tau : 1;
+    return size == 1 ? 1 : p + ((1 << p) < size ? 2 : 0);
+}
+
+collie_status collie_schedule_create(collie_schedule_kind kind, int size, int param,
+                                     collie_schedule **out)
+{
+    const char *bad = NULL;
+    if (!out)
+        bad = "sched (the output pointer) is NULL";
+    else if (kind != COLLIE_SCHED_ONE_PEER_EXPONENTIAL && kind != COLLIE_SCHED_ONE_PEER_EXACT)
+        bad = "kind is not a collie_schedule_kind";
+    else if (size < 1 || size > (1 << 28))
+        bad = "size must be in [1, 2^28]";
+    else if (param != 0)
+        bad = "param must be 0 for this kind";
+    if (bad) {
+        collie__api_error("collie_schedule_create: %s", bad);
+        if (out)
+            *out = NULL;
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    collie_schedule *s = calloc(1, sizeof *s);
+    struct step_edges e = {
+        .from = malloc(2 * (size_t)size * sizeof(int)),
+        .to = malloc(2 * (size_t)size * sizeof(int)),
+        .w = malloc(2 * (size_t)size * sizeof(double)),
+    };
+    double *mass = malloc((size_t)size * sizeof *mass);
+    collie_status st = s && e.from && e.to && e.w && mass ? COLLIE_OK : COLLIE_ERR_NOMEM;
+    if (st == COLLIE_OK) {
+        s->period = period_of(kind, size);
+        s->steps = calloc((size_t)s->period, sizeof *s->steps);
+        st = s->steps ? COLLIE_OK : COLLIE_ERR_NOMEM;
+    }
+    for (int i = 0; st == COLLIE_OK && i < size; i++)
+        mass[i] = 1;
+    for (int t = 0; st == COLLIE_OK && t < s->period; t++) {
+        e.n = 0;
+        if (kind == COLLIE_SCHED_ONE_PEER_EXPONENTIAL)
+            one_peer_exponential(&e, size, t);
+        else if (size > 1)
+            one_peer_exact(&e, size, t, mass);
+        st = collie_topology_from_edges(size, e.n, e.from, e.to, e.w, &s->steps[t]);
+    }
+    free(e.from), free(e.to), free(e.w), free(mass);
+    if (st != COLLIE_OK) {
+        if (st == COLLIE_ERR_NOMEM)
+            collie__api_error("collie_schedule_create: no memory for %d ranks", size);
+        collie_schedule_free(s);
+        return st;
+    }
+    *out = s;
+    return COLLIE_OK;
+}

@@ -1,0 +1,26 @@
+#!/bin/bash
+# Neighbour averaging across emulated hosts (netns.sh), uneven hosts too:
+# every scenario of test_neighbor, each rank checking its result against the
+# formula bit for bit, over TCP between hosts and shared memory within.
+#   test_hosts_neighbor.sh TEST_NEIGHBOR SCENARIO...
+prog=$1
+shift
+here=$(dirname "$0")
+. "$here/lib.sh"
+. "$here/netns.sh"
+. "$here/hosts_job.sh"
+netns_up 4
+export COLLIE_TIMEOUT=60
+job_out=
+for scenario in "$@"; do
+    for placement in 1,1 2,1 1,2,3 2,2,2,2 3,1,1,2; do
+        n=$(( $(tr , + <<< "$placement") ))
+        what="$scenario on hosts $placement"
+        hosts_job "$placement" "$prog" "$scenario" || fail "$what: $(cat "$job_out")"
+        ok=$(grep -c "^$scenario: ok on rank" "$job_out")
+        [ "$ok" = "$n" ] || fail "$what: $ok of $n ranks ok: $(cat "$job_out")"
+        echo "$what: $n ranks ok"
+        rm -f "$job_out"
+        job_out=
+    done
+done

@@ -505,6 +505,16 @@ typedef enum {
 COLLIE_API collie_status collie_schedule_create(collie_schedule_kind kind, int size, int param,
                                                 collie_schedule **sched);
 
+/*
+ * A schedule by name, for command lines and bindings: a static topology as
+ * a schedule of period 1 ("exp2" or "exp3", ...: exponential of that base;
+ * "sym-exp2"; "ring"; "ring1": one way; "mesh"; "star": centre 0; "full"),
+ * or a dynamic one ("onepeer-exp2", "onepeer-exact").  An unknown name is
+ * INVALID_ARG, and collie_last_error(NULL) lists the known ones.
+ */
+COLLIE_API collie_status collie_schedule_from_name(const char *name, int size,
+                                                   collie_schedule **sched);
+
 /* Releases sched and its steps; NULL is ignored. */
 COLLIE_API void collie_schedule_free(collie_schedule *sched);
 

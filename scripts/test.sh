@@ -27,9 +27,10 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_TSAN=ON -DCO
     -DCOLLIE_BUILD_TRAIN=OFF >/dev/null
 cmake --build build-tsan -j"$jobs" >/dev/null
 # Every test of the asynchronous core (lanes, abort from a second thread, split,
-# fusion, the non-blocking form of every collective), at the sanitizers' sizes.
+# fusion, the non-blocking form of every collective, non-blocking neighbour
+# averaging), at the sanitizers' sizes.
 (cd build-tsan && COLLIE_TEST_MAX_COUNT=65537 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    ctest --output-on-failure -R '^(async\.|hosts\.async$)')
+    ctest --output-on-failure -R '^(async\.|hosts\.async$|neighbor\.dynamic\.)')
 
 echo "== build without the training workloads (COLLIE_BUILD_TRAIN=OFF)"
 cmake -S . -B build-notrain -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON -DCOLLIE_BUILD_TRAIN=OFF >/dev/null

@@ -66,6 +66,25 @@ expect_output "^ +64 +16 +float32 +sum "
 # pingpong: send/recv between pairs, checked; the odd rank out of 3 idles
 expect_status 0 "$collie" bench pingpong -n 3 -b 8 -e 32K -f 8 "${quick[@]}"
 expect_output "^ +32768 +8192 +float32 +sum .* 0  send/recv$"
+# neighbor_allreduce: every topology and both schedules, checked against the
+# formula; the bytes per step beside allreduce's; a corrupted result is counted
+for topo in exp2 ring mesh star full onepeer-exp2 onepeer-exact; do
+    for dtype in float32 float64 bfloat16; do
+        expect_status 0 "$collie" bench neighbor_allreduce -n 5 -b 32 -e 1M -f 32 "${quick[@]}" \
+            --topology $topo --dtype $dtype
+        expect_output "^ +1048576 +[0-9]+ +$dtype +sum .* 0  $topo$"
+    done
+done
+expect_output "^# topology onepeer-exact \(4 steps\): each rank sends at most 1 x the buffer"
+expect_status 0 "$collie" bench neighbor_allreduce allreduce -n 4 -b 1K -e 1K "${quick[@]}" --dynamic --corrupt
+expect_output "^ +1024 +256 +float32 +sum .* +1  onepeer-exp2$"
+expect_output "^ +1024 +256 +float32 +sum .* +1  (oneshot|twoshot)$"
+expect_status 2 "$collie" bench neighbor_allreduce -n 2 --topology exp1
+expect_output "base \\(param\\) must be at least 2"
+expect_status 2 "$collie" bench neighbor_allreduce -n 2 --topology torus
+expect_output "no topology 'torus' \\(known: exp2"
+expect_status 2 "$collie" bench neighbor_allreduce -n 2 --baseline mpi
+expect_output "MPI has no neighbour averaging"
 expect_status 0 "$collie" bench all -n 2 -b 8 -e 8 "${quick[@]}" --dry-run
 printf '%s\n' "$out" | grep -q pingpong && fail "'all' runs the collectives, not pingpong: $out"
 

@@ -4,7 +4,9 @@
  * offset and weight is computed with integers and halvings, so every rank
  * builds the same steps bit for bit.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api.h"
 
@@ -150,4 +152,63 @@ collie_status collie_schedule_create(collie_schedule_kind kind, int size, int pa
     }
     *out = s;
     return COLLIE_OK;
+}
+
+/* A static topology as a schedule of one step; takes t. */
+static collie_status single(collie_topology *t, collie_schedule **out)
+{
+    collie_schedule *s = calloc(1, sizeof *s);
+    collie_topology **steps = calloc(1, sizeof *steps);
+    if (!s || !steps) {
+        free(s), free(steps);
+        collie_topology_free(t);
+        collie__api_error("collie_schedule_from_name: no memory");
+        return COLLIE_ERR_NOMEM;
+    }
+    steps[0] = t;
+    *s = (collie_schedule){.period = 1, .steps = steps};
+    *out = s;
+    return COLLIE_OK;
+}
+
+static const struct {
+    const char *name;
+    collie_topology_kind kind;
+    int param;
+} static_names[] = {
+    {"sym-exp2", COLLIE_TOPO_SYMMETRIC_EXPONENTIAL, 2},
+    {"ring", COLLIE_TOPO_RING, 0},
+    {"ring1", COLLIE_TOPO_RING, 1},
+    {"mesh", COLLIE_TOPO_MESH, 0},
+    {"star", COLLIE_TOPO_STAR, 0},
+    {"full", COLLIE_TOPO_FULL, 0},
+};
+
+collie_status collie_schedule_from_name(const char *name, int size, collie_schedule **out)
+{
+    if (!out || !name) {
+        collie__api_error("collie_schedule_from_name: %s is NULL", out ? "name" : "sched");
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    if (!strcmp(name, "onepeer-exp2"))
+        return collie_schedule_create(COLLIE_SCHED_ONE_PEER_EXPONENTIAL, size, 0, out);
+    if (!strcmp(name, "onepeer-exact"))
+        return collie_schedule_create(COLLIE_SCHED_ONE_PEER_EXACT, size, 0, out);
+    collie_topology_kind kind = COLLIE_TOPO_EXPONENTIAL;
+    int param = -1, end = 0;
+    if (sscanf(name, "exp%d%n", &param, &end) == 1 && !name[end] && param >= 2)
+        kind = COLLIE_TOPO_EXPONENTIAL;
+    for (size_t k = 0; param < 0 && k < sizeof static_names / sizeof *static_names; k++)
+        if (!strcmp(name, static_names[k].name))
+            kind = static_names[k].kind, param = static_names[k].param;
+    if (param < 0) {
+        collie__api_error("collie_schedule_from_name: no topology '%s' (known: exp2, exp3, ..., "
+                          "sym-exp2, ring, ring1, mesh, star, full, onepeer-exp2, onepeer-exact)",
+                          name);
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    collie_topology *t;
+    collie_status st = collie_topology_create(kind, size, param, &t);
+    return st == COLLIE_OK ? single(t, out) : st;
 }

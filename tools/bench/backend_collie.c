@@ -4,7 +4,57 @@
 #include "api/tools_api.h"
 #include "bench.h"
 
-static collie_comm *comm_of(struct bench_backend *b) { return b->impl; }
+/* What the backend keeps: the communicator, and neighbor_allreduce's schedule. */
+struct collie_backend {
+    collie_comm *comm;
+    const char *topology;   /* --topology */
+    collie_schedule *sched; /* made at the first neighbor_allreduce */
+    long long step;         /* the next step of it */
+    const collie_topology *last;
+};
+
+static collie_comm *comm_of(struct bench_backend *b)
+{
+    return ((struct collie_backend *)b->impl)->comm;
+}
+
+/* One step of decentralized averaging over --topology: each call the schedule's next step. */
+static collie_status neighbor(struct bench_backend *b, const void *send, void *recv, size_t count,
+                              collie_dtype t)
+{
+    struct collie_backend *cb = b->impl;
+    if (!cb->sched) {
+        collie_status st = collie_schedule_from_name(cb->topology, b->size, &cb->sched);
+        if (st != COLLIE_OK) {
+            fprintf(stderr, "collie bench: --topology %s: %s\n", cb->topology,
+                    collie_last_error(NULL));
+            return st;
+        }
+    }
+    cb->last = collie_schedule_step(cb->sched, cb->step++);
+    return collie_neighbor_allreduce(cb->comm, cb->last, send, recv, count, t);
+}
+
+/* The formula of the last step, in the library's precision and order. */
+static double neighbor_expected(const struct bench_backend *b, const struct bench_opts *o, size_t i)
+{
+    struct collie_backend *cb = b->impl;
+    int from[64], n = collie_topology_in(cb->last, b->rank, from, NULL, 64);
+    double w[64];
+    collie_topology_in(cb->last, b->rank, NULL, w, 64);
+    double self = collie_topology_self_weight(cb->last, b->rank);
+    double x = bench_input(BENCH_NEIGHBOR, o->op, b->rank, b->size, i);
+    if (o->dtype == COLLIE_FLOAT64) {
+        double acc = self * x;
+        for (int k = 0; k < n && k < 64; k++)
+            acc += w[k] * bench_input(BENCH_NEIGHBOR, o->op, from[k], b->size, i);
+        return acc;
+    }
+    float acc = (float)self * (float)x;
+    for (int k = 0; k < n && k < 64; k++)
+        acc += (float)w[k] * (float)bench_input(BENCH_NEIGHBOR, o->op, from[k], b->size, i);
+    return acc;
+}
 
 static int run(struct bench_backend *b, enum bench_coll c, const void *send, void *recv,
                size_t count, collie_dtype t, collie_op op, int root)
@@ -31,6 +81,7 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
     case BENCH_OVERLAP: /* bench_overlap and bench_fusion call iallreduce and run(ALLREDUCE) */
     case BENCH_FUSION:
     case BENCH_NCOLLS: break;
+    case BENCH_NEIGHBOR: st = neighbor(b, send, recv, count, t); break;
     }
     return st == COLLIE_OK ? 0 : -1;
 }
@@ -52,6 +103,8 @@ static const char *algo(struct bench_backend *b, enum bench_coll c, size_t bytes
 {
     if (c == BENCH_PINGPONG)
         return "send/recv";
+    if (c == BENCH_NEIGHBOR)
+        return ((struct collie_backend *)b->impl)->topology;
     const char *name = collie__tools_algo(comm_of(b), bench_coll_name(c), bytes);
     return name ? name : "?";
 }
@@ -81,20 +134,27 @@ static int supports(struct bench_backend *b, collie_dtype t, collie_op op)
     return 1;
 }
 
-int bench_backend_collie(struct bench_backend *b)
+int bench_backend_collie(struct bench_backend *b, const struct bench_opts *o)
 {
-    collie_comm *comm;
-    collie_status st = collie_init(&comm);
+    struct collie_backend *cb = calloc(1, sizeof *cb);
+    if (!cb) {
+        fprintf(stderr, "collie bench: no memory\n");
+        return -1;
+    }
+    collie_status st = collie_init(&cb->comm);
     if (st != COLLIE_OK) {
         fprintf(stderr, "collie bench: collie_init: %s\n  %s\n", collie_strerror(st),
                 collie_last_error(NULL));
+        free(cb);
         return -1;
     }
+    collie_comm *comm = cb->comm;
+    cb->topology = o->topology;
     *b = (struct bench_backend){.name = "collie",
                                 .rank = collie_rank(comm),
                                 .size = collie_size(comm),
                                 .local_size = collie_local_size(comm),
-                                .impl = comm,
+                                .impl = cb,
                                 .run = run,
                                 .barrier = barrier,
                                 .max_double = max_double,
@@ -104,8 +164,15 @@ int bench_backend_collie(struct bench_backend *b)
                                 .supports = supports,
                                 .iallreduce = iallreduce,
                                 .wait = wait,
-                                .group = group};
+                                .group = group,
+                                .neighbor_expected = neighbor_expected};
     return 0;
 }
 
-void bench_backend_collie_close(struct bench_backend *b) { collie_finalize(comm_of(b)); }
+void bench_backend_collie_close(struct bench_backend *b)
+{
+    struct collie_backend *cb = b->impl;
+    collie_finalize(cb->comm);
+    collie_schedule_free(cb->sched);
+    free(cb);
+}

@@ -26,8 +26,11 @@ enum bench_coll {
     BENCH_PINGPONG, /* send/recv between rank pairs (0-1, 2-3, ...); not part of "all" */
     BENCH_OVERLAP,  /* an allreduce hidden behind computation (overlap.c); not part of "all" */
     BENCH_FUSION,   /* many small allreduces one by one vs fused (fusion.c); not part of "all" */
+    BENCH_NEIGHBOR, /* neighbor_allreduce over --topology (collie only); not part of "all" */
     BENCH_NCOLLS
 };
+
+struct bench_opts;
 
 struct bench_backend {
     const char *name; /* "collie", "mpi" */
@@ -49,6 +52,13 @@ struct bench_backend {
     int (*wait)(struct bench_backend *b, void *h);
     /* Brackets calls to fuse (1: start, 0: end); NULL where the library cannot fuse. */
     int (*group)(struct bench_backend *b, int start);
+    /*
+     * neighbor_allreduce: element i of this rank's result of the last step
+     * run, for the inputs bench_input gives; NULL where the library has no
+     * neighbour averaging.
+     */
+    double (*neighbor_expected)(const struct bench_backend *b, const struct bench_opts *o,
+                                size_t i);
 };
 
 struct bench_opts {
@@ -72,6 +82,7 @@ struct bench_opts {
     const char *algo, *baseline, *csv, *json, *plot, *raw;
     const char *hosts, *hostfile, *rsh; /* across hosts: passed to collie run (and mpirun) */
     const char *mpi_preload;            /* LD_PRELOAD of the MPI baseline's ranks */
+    const char *topology;               /* neighbor_allreduce: collie_schedule_from_name's name */
 };
 
 /* One measured size. */

@@ -18,7 +18,7 @@
 #include "bench.h"
 #include "report.h"
 
-int bench_backend_collie(struct bench_backend *b);
+int bench_backend_collie(struct bench_backend *b, const struct bench_opts *o);
 void bench_backend_collie_close(struct bench_backend *b);
 
 static void report(const struct bench_opts *o, const struct bench_rows *rows,
@@ -45,7 +45,7 @@ static int rank_main(const struct bench_opts *o)
         return 2;
     }
     struct bench_backend b;
-    if (bench_backend_collie(&b))
+    if (bench_backend_collie(&b, o))
         return 1;
     struct bench_rows rows = {0};
     struct bench_stream stream, *sp = NULL;
@@ -114,6 +114,8 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
         ADD("--fusion");
         ADD("%d", o->fusion);
     }
+    ADD("--topology");
+    ADD("%s", o->topology);
     if (!o->check)
         ADD("--no-check");
     if (o->corrupt)
@@ -218,6 +220,12 @@ int collie_tool_bench(int argc, char **argv)
         return 2;
     if (o.algo)
         setenv("COLLIE_ALGO", o.algo, 1);
+    collie_schedule *probe; /* a name is known at any size: try one, before launching */
+    if (collie_schedule_from_name(o.topology, 1, &probe) != COLLIE_OK) {
+        fprintf(stderr, "collie bench: --topology: %s\n", collie_last_error(NULL));
+        return 2;
+    }
+    collie_schedule_free(probe);
     if (o.dry_run) {
         int n = o.nranks ? o.nranks : 1;
         for (int k = 0; k < o.ncolls; k++) {

@@ -7,9 +7,9 @@
 
 #include "bench.h"
 
-static const char *const coll_names[BENCH_NCOLLS] = {"allreduce", "broadcast",      "reduce",
-                                                     "allgather", "reduce_scatter", "alltoall",
-                                                     "pingpong",  "overlap",        "fusion"};
+static const char *const coll_names[BENCH_NCOLLS] = {
+    "allreduce", "broadcast", "reduce",  "allgather", "reduce_scatter",
+    "alltoall",  "pingpong",  "overlap", "fusion",    "neighbor_allreduce"};
 static const char *const dtype_names[] = {"float32", "float64", "float16", "bfloat16",
                                           "int8",    "uint8",   "int32",   "int64"};
 static const size_t dtype_sizes[] = {4, 8, 2, 2, 1, 1, 4, 8};
@@ -40,46 +40,53 @@ double bench_busbw_factor(int c, int n)
 
 void bench_usage(FILE *out, const char *prog)
 {
-    fprintf(out,
-            "usage: %s [COLLECTIVE|all] [-n RANKS] [options]\n"
-            "  COLLECTIVE      allreduce (default), broadcast, reduce, allgather, reduce_scatter,\n"
-            "                  alltoall, or all of these; or pingpong: send/recv between rank\n"
-            "                  pairs (0-1, 2-3, ...), time one way (half the round trip); or\n"
-            "                  overlap: an allreduce issued, a computation as long, then the wait\n"
-            "                  (overlap = (T_comm + T_comp - T_both) / min(T_comm, T_comp)); or\n"
-            "                  fusion: ResNet-18's 62 gradient allreduces, one call each vs fused\n"
-            "  --overlap       the same as naming overlap\n"
-            "  --fusion K      fusion with K tensors of -b bytes each instead of ResNet-18's\n"
-            "  -n RANKS        launch RANKS ranks on this host (else: run as a rank of the job)\n"
-            "  -b, -e, -f      smallest and largest size in bytes (K/M/G suffixes) and the factor\n"
-            "                  between sizes, as nccl-tests (default -b 8 -e 64M -f 2)\n"
-            "  --sizes mlbench element counts round(logspace(0, 8, 80)), duplicates dropped\n"
-            "  --dtype T       float32 (default), float64, float16, bfloat16, int8, uint8, int32, "
-            "int64\n"
-            "  --op OP         sum (default), prod, min, max, avg\n"
-            "  --iters N       timed iterations per size (default 100, as MLBench)\n"
-            "  --warmup N      untimed iterations first (default 5)\n"
-            "  --min-time S    time each size for at least S seconds, running more than --iters\n"
-            "                  where they take less (default 0.01; 0: exactly --iters)\n"
-            "  --inplace       sendbuf == recvbuf\n"
-            "  --root R        root of broadcast and reduce (default 0)\n"
-            "  --algo NAME     force a collie algorithm (sets COLLIE_ALGO)\n"
-            "  --no-check      skip checking every element of the results\n"
-            "  --baseline mpi  run the identical sweep with MPI too, side by side\n"
-            "  --mpi-preload LIB   run the MPI baseline with LIB preloaded (LD_PRELOAD), e.g.\n"
-            "                  libcollie-mpi.so: the same MPI program on collie's collectives\n"
-            "  --rounds R      repeat every job R times, alternating collie and the baseline\n"
-            "                  (A B A B ...); tables show the median of the rounds\n"
-            "  --noise N       keep N busy threads in every rank, computing as an OpenMP or BLAS\n"
-            "                  pool does beside a training job (default 0: nothing but the ranks)\n"
-            "  --stream        measure memory bandwidth; show the large allreduces' share of\n"
-            "                  the memory-traffic floor\n"
-            "  --csv FILE, --json FILE, --plot FILE.png   write the rows, and draw them\n"
-            "  --dry-run       list the sizes each collective would be measured at\n"
-            "  -H LIST, --hostfile FILE, --rsh CMD   across hosts, as collie run (-n: default\n"
-            "                  every slot); the MPI baseline gets the same hosts (run the\n"
-            "                  driver on the first host: rank 0 writes the results there)\n",
-            prog);
+    fprintf(
+        out,
+        "usage: %s [COLLECTIVE|all] [-n RANKS] [options]\n"
+        "  COLLECTIVE      allreduce (default), broadcast, reduce, allgather, reduce_scatter,\n"
+        "                  alltoall, or all of these; or pingpong: send/recv between rank\n"
+        "                  pairs (0-1, 2-3, ...), time one way (half the round trip); or\n"
+        "                  overlap: an allreduce issued, a computation as long, then the wait\n"
+        "                  (overlap = (T_comm + T_comp - T_both) / min(T_comm, T_comp)); or\n"
+        "                  fusion: ResNet-18's 62 gradient allreduces, one call each vs fused;\n"
+        "                  or neighbor_allreduce: one step of decentralized averaging over\n"
+        "                  --topology (collie's; name allreduce too to see both side by side)\n"
+        "  --topology T    exp2 (default), exp3, ..., sym-exp2, ring, ring1 (one way), mesh,\n"
+        "                  star, full; or a schedule, one step per call: onepeer-exp2,\n"
+        "                  onepeer-exact\n"
+        "  --dynamic       the one-peer schedule of exp2 (--topology onepeer-exp2)\n"
+        "  --overlap       the same as naming overlap\n"
+        "  --fusion K      fusion with K tensors of -b bytes each instead of ResNet-18's\n"
+        "  -n RANKS        launch RANKS ranks on this host (else: run as a rank of the job)\n"
+        "  -b, -e, -f      smallest and largest size in bytes (K/M/G suffixes) and the factor\n"
+        "                  between sizes, as nccl-tests (default -b 8 -e 64M -f 2)\n"
+        "  --sizes mlbench element counts round(logspace(0, 8, 80)), duplicates dropped\n"
+        "  --dtype T       float32 (default), float64, float16, bfloat16, int8, uint8, int32, "
+        "int64\n"
+        "  --op OP         sum (default), prod, min, max, avg\n"
+        "  --iters N       timed iterations per size (default 100, as MLBench)\n"
+        "  --warmup N      untimed iterations first (default 5)\n"
+        "  --min-time S    time each size for at least S seconds, running more than --iters\n"
+        "                  where they take less (default 0.01; 0: exactly --iters)\n"
+        "  --inplace       sendbuf == recvbuf\n"
+        "  --root R        root of broadcast and reduce (default 0)\n"
+        "  --algo NAME     force a collie algorithm (sets COLLIE_ALGO)\n"
+        "  --no-check      skip checking every element of the results\n"
+        "  --baseline mpi  run the identical sweep with MPI too, side by side\n"
+        "  --mpi-preload LIB   run the MPI baseline with LIB preloaded (LD_PRELOAD), e.g.\n"
+        "                  libcollie-mpi.so: the same MPI program on collie's collectives\n"
+        "  --rounds R      repeat every job R times, alternating collie and the baseline\n"
+        "                  (A B A B ...); tables show the median of the rounds\n"
+        "  --noise N       keep N busy threads in every rank, computing as an OpenMP or BLAS\n"
+        "                  pool does beside a training job (default 0: nothing but the ranks)\n"
+        "  --stream        measure memory bandwidth; show the large allreduces' share of\n"
+        "                  the memory-traffic floor\n"
+        "  --csv FILE, --json FILE, --plot FILE.png   write the rows, and draw them\n"
+        "  --dry-run       list the sizes each collective would be measured at\n"
+        "  -H LIST, --hostfile FILE, --rsh CMD   across hosts, as collie run (-n: default\n"
+        "                  every slot); the MPI baseline gets the same hosts (run the\n"
+        "                  driver on the first host: rank 0 writes the results there)\n",
+        prog);
 }
 
 static int parse_bytes(const char *s, size_t *out)
@@ -163,6 +170,10 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         }
         if (!strcmp(a, "--stream")) {
             o->stream = 1;
+            continue;
+        }
+        if (!strcmp(a, "--dynamic")) {
+            o->topology = "onepeer-exp2";
             continue;
         }
         if (!strcmp(a, "--dry-run")) {
@@ -251,6 +262,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             o->hostfile = v;
         } else if (!strcmp(a, "--rsh")) {
             o->rsh = v;
+        } else if (!strcmp(a, "--topology")) {
+            o->topology = v;
         } else if (!strcmp(a, "--algo")) {
             o->algo = v;
         } else if (!strcmp(a, "--baseline")) {
@@ -286,6 +299,16 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
     }
     if (!o->ncolls)
         o->colls[o->ncolls++] = BENCH_ALLREDUCE;
+    for (int k = 0; k < o->ncolls && o->baseline; k++)
+        if (o->colls[k] == BENCH_NEIGHBOR) {
+            fprintf(stderr,
+                    "%s: MPI has no neighbour averaging to compare with: drop --baseline, and "
+                    "name allreduce beside neighbor_allreduce to see collie's allreduce\n",
+                    prog);
+            return -1;
+        }
+    if (!o->topology)
+        o->topology = "exp2";
     if (o->mpi_preload && !o->baseline) {
         fprintf(stderr, "%s: --mpi-preload needs --baseline mpi\n", prog);
         return -1;

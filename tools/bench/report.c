@@ -69,6 +69,33 @@ static size_t sizes_of(const struct bench_rows *rows, int coll, size_t *out)
     return n;
 }
 
+/*
+ * What one neighbour step costs beside an allreduce: the most any rank sends
+ * per step, in buffers (busbw is then simply algbw: no factor).
+ */
+static void print_neighbor_bytes(const struct bench_opts *o, int n)
+{
+    collie_schedule *s;
+    if (collie_schedule_from_name(o->topology, n, &s) != COLLIE_OK)
+        return;
+    int most = 0, steps = collie_schedule_period(s);
+    double sum = 0;
+    for (int t = 0; t < steps; t++) {
+        int step_most = 0;
+        for (int r = 0; r < n; r++) {
+            int d = collie_topology_out(collie_schedule_step(s, t), r, NULL, NULL, 0);
+            step_most = d > step_most ? d : step_most;
+        }
+        most = step_most > most ? step_most : most;
+        sum += step_most;
+    }
+    printf("# topology %s (%d step%s): each rank sends at most %d x the buffer per step (%.2f on "
+           "average), where allreduce's ring sends 2(n-1)/n = %.2f x; busbw = algbw\n",
+           o->topology, steps, steps > 1 ? "s" : "", most, sum / steps,
+           2.0 * (n - 1) / (n ? n : 1));
+    collie_schedule_free(s);
+}
+
 void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows,
                        const struct bench_stream *stream)
 {
@@ -94,7 +121,10 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                bench_coll_name(c), a.ranks, a.local_size, bench_dtype_name(o->dtype),
                bench_op_name(o->op), o->inplace ? "in place" : "out of place", o->iters, per_size,
                o->warmup, o->rounds > 1 ? ", median of the rounds" : "");
-        printf("# time: mean per operation of the slowest rank; busbw from it, as nccl-tests\n#\n");
+        printf("# time: mean per operation of the slowest rank; busbw from it, as nccl-tests\n");
+        if (c == BENCH_NEIGHBOR)
+            print_neighbor_bytes(o, a.ranks);
+        printf("#\n");
         int spread = o->rounds > 1; /* the rounds' min and max beside their median */
         printf("# %12s %12s %9s %6s %11s %11s", "size(B)", "count", "type", "redop", "time(us)",
                "median(us)");

@@ -120,6 +120,7 @@ static long long verify(const struct bench_backend *b, int c, const struct bench
         case BENCH_REDUCE_SCATTER:
             v = bench_reduced(o->dtype, o->op, b->size, r * count + i);
             break;
+        case BENCH_NEIGHBOR: v = b->neighbor_expected(b, o, i); break;
         default: v = bench_reduced(o->dtype, o->op, b->size, i);
         }
         bench_encode(o->dtype, want, 0, v);

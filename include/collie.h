@@ -108,6 +108,10 @@ COLLIE_API int collie_size(const collie_comm *comm);
 COLLIE_API int collie_local_rank(const collie_comm *comm);
 /* Number of ranks on this rank's host, or -1 for NULL. */
 COLLIE_API int collie_local_size(const collie_comm *comm);
+/* Number of hosts the ranks are on, or -1 for NULL. */
+COLLIE_API int collie_host_count(const collie_comm *comm);
+/* This rank's host, 0..collie_host_count - 1 (hosts numbered in the order of their lowest rank). */
+COLLIE_API int collie_host_index(const collie_comm *comm);
 
 /* A static, never NULL, one-line description of status and what to do next. */
 COLLIE_API const char *collie_strerror(collie_status status);
@@ -544,6 +548,28 @@ COLLIE_API collie_status collie_ineighbor_allreduce(collie_comm *comm, const col
                                                     const void *sendbuf, void *recvbuf,
                                                     size_t count, collie_dtype dtype,
                                                     collie_request **req);
+
+/*
+ * Decentralized averaging between hosts (BlueFog's
+ * hierarchical_neighbor_allreduce), each host's ranks acting as one node:
+ * topo is over the hosts (collie_host_count nodes), and every rank of host h
+ * gets W[h][h] avg_h + sum over in-neighbour hosts g of W[h][g] avg_g,
+ * avg_h the mean of host h's sendbufs.  Within a host the ranks average
+ * through shared memory; between hosts every local rank exchanges its own
+ * 1/(ranks on the host) of the data with its counterparts on the neighbour
+ * hosts, all at once (no leader).  Hosts may hold different numbers of
+ * ranks.  Every rank calls it, in order with the other collectives; dtypes
+ * and failures as collie_neighbor_allreduce.
+ */
+COLLIE_API collie_status collie_hierarchical_neighbor_allreduce(collie_comm *comm,
+                                                                const collie_topology *topo,
+                                                                const void *sendbuf, void *recvbuf,
+                                                                size_t count, collie_dtype dtype);
+COLLIE_API collie_status collie_ihierarchical_neighbor_allreduce(collie_comm *comm,
+                                                                 const collie_topology *topo,
+                                                                 const void *sendbuf, void *recvbuf,
+                                                                 size_t count, collie_dtype dtype,
+                                                                 collie_request **req);
 
 /*
  * This rank's part of a dynamic step, chosen per call (BlueFog's

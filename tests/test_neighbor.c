@@ -3,7 +3,7 @@
  * computes, from every rank's input, the result the formula gives and
  * compares its own output with it bit for bit (the reference adds the same
  * terms in the same order and the same precision as the library promises).
- *   test_neighbor static|dynamic|consensus|schedule|mismatch|kill|badargs
+ *   test_neighbor static|dynamic|hierarchical|consensus|schedule|straggler|mismatch|kill|badargs
  */
 #include <math.h>
 #include <signal.h>
@@ -248,6 +248,93 @@ static void dynamic_scenario(void)
     }
 }
 
+/* Rounds a float32 value as dtype t would hold it. */
+static float as_dtype(collie_dtype t, float v)
+{
+    if (t == COLLIE_FLOAT16)
+        return (float)(_Float16)v;
+    if (t == COLLIE_BFLOAT16)
+        return bf16_float(bf16_round(v));
+    return v;
+}
+
+/* Element i of host h's mean as the library computes it: summed in rank order, divided, rounded. */
+static double host_mean(collie_dtype t, const int *host_of, int h, size_t i)
+{
+    int n = 0;
+    double sum64 = 0;
+    float sum32 = 0;
+    for (int r = 0; r < size; r++) {
+        if (host_of[r] != h)
+            continue;
+        if (n++) {
+            sum64 += input(r, i);
+            sum32 += (float)input(r, i);
+        } else {
+            sum64 = input(r, i);
+            sum32 = (float)input(r, i);
+        }
+    }
+    return t == COLLIE_FLOAT64 ? sum64 / n : as_dtype(t, sum32 / (float)n);
+}
+
+/*
+ * Between hosts: each host's ranks are one node of a topology over the
+ * hosts, and every rank gets its host's row of the formula over the hosts'
+ * means.  Run on emulated hosts of uneven sizes (and on one host: the mean).
+ */
+static void hierarchical_scenario(void)
+{
+    int hosts = collie_host_count(comm), me = collie_host_index(comm);
+    int *host_of = alloc((size_t)size * sizeof *host_of);
+    CHECK_OK(comm, collie_allgather(comm, &me, host_of, 1, COLLIE_INT32));
+    const collie_topology_kind kinds[] = {COLLIE_TOPO_EXPONENTIAL, COLLIE_TOPO_RING,
+                                          COLLIE_TOPO_STAR, COLLIE_TOPO_FULL};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        collie_topology *t = NULL;
+        CHECK_OK(NULL, collie_topology_create(kinds[k], hosts,
+                                              kinds[k] == COLLIE_TOPO_EXPONENTIAL ? 2 : 0, &t));
+        int from[64];
+        double w[64];
+        int n = collie_topology_in(t, me, from, w, 64);
+        double self = collie_topology_self_weight(t, me);
+        for (size_t ti = 0; ti < sizeof dtypes / sizeof *dtypes; ti++) {
+            collie_dtype dt = dtypes[ti];
+            for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++) {
+                size_t count = counts[ci], bytes = count * test_dtype_size(dt);
+                void *x = alloc(bytes), *y = alloc(bytes);
+                fill(dt, x, count);
+                collie_request *req;
+                CHECK_OK(comm,
+                         collie_ihierarchical_neighbor_allreduce(comm, t, x, y, count, dt, &req));
+                CHECK_OK(comm, collie_wait(req));
+                CHECK_OK(comm, collie_hierarchical_neighbor_allreduce(comm, t, x, x, count, dt));
+                for (size_t i = 0; i < count; i++) {
+                    double want;
+                    if (dt == COLLIE_FLOAT64) {
+                        want = self * host_mean(dt, host_of, me, i);
+                        for (int d = 0; d < n; d++)
+                            want += w[d] * host_mean(dt, host_of, from[d], i);
+                    } else {
+                        float acc = (float)self * (float)host_mean(dt, host_of, me, i);
+                        for (int d = 0; d < n; d++)
+                            acc += (float)w[d] * (float)host_mean(dt, host_of, from[d], i);
+                        want = as_dtype(dt, acc);
+                    }
+                    CHECK(get(dt, y, i) == want && get(dt, x, i) == want,
+                          "hierarchical, kind %d, %s, count %zu, rank %d (host %d of %d), element "
+                          "%zu: got %.9g (in place %.9g), want %.9g",
+                          (int)kinds[k], test_dtype_name(dt), count, rank, me, hosts, i,
+                          get(dt, y, i), get(dt, x, i), want);
+                }
+                free(x), free(y);
+            }
+        }
+        collie_topology_free(t);
+    }
+    free(host_of);
+}
+
 /* Mean and largest distance from it, over every rank's value (one allreduce each). */
 static void spread(double v, double *mean, double *dist)
 {
@@ -358,6 +445,40 @@ static void mismatch_scenario(void)
     collie_topology_free(t);
 }
 
+/*
+ * A straggler does not hold up the others: rank 0 sends 8 MiB (far past a
+ * ring) to ranks 1 and 2; rank 1 comes a second late.  Rank 2 must get its
+ * copy meanwhile -- rank 0 must not sleep on the full ring to rank 1 while
+ * the one to rank 2 has room (a wait that did, across hosts, closed a
+ * cycle of such waits into a deadlock).
+ */
+static void straggler_scenario(void)
+{
+    CHECK(size >= 3, "straggler needs 3 ranks");
+    size_t count = (size_t)2 << 20;
+    float *x = alloc(count * sizeof *x), *y = alloc(count * sizeof *y);
+    for (size_t i = 0; i < count; i++)
+        x[i] = (float)(rank + 1);
+    int to[2] = {1, 2}, from = 0;
+    collie_neighbors sends = {.nsend = 2, .send_ranks = to};
+    collie_neighbors recv = {.nrecv = 1, .recv_ranks = &from};
+    collie_neighbors none = {0};
+    const collie_neighbors *nb = rank == 0 ? &sends : rank <= 2 ? &recv : &none;
+    if (rank == 1) {
+        struct timespec late = {1, 0};
+        nanosleep(&late, NULL);
+    }
+    double t0 = test_seconds();
+    CHECK_OK(comm, collie_neighbor_allreduce_dynamic(comm, nb, x, y, count, COLLIE_FLOAT32));
+    double took = test_seconds() - t0;
+    float want = rank == 1 || rank == 2 ? (float)(rank + 1) / 2 + 0.5f : (float)(rank + 1);
+    for (size_t i = 0; i < count; i++)
+        CHECK(y[i] == want, "rank %d element %zu: %g, want %g", rank, i, y[i], want);
+    if (rank == 2)
+        CHECK(took < 0.5, "rank 2 waited %.2f s for the straggler rank 1", took);
+    free(x), free(y);
+}
+
 /* The last rank dies: its neighbours fail in time, with PEER_LOST. */
 static void kill_scenario(void)
 {
@@ -432,8 +553,9 @@ static void badargs_scenario(void)
 
 int main(int argc, char **argv)
 {
-    CHECK(argc == 2, "usage: test_neighbor "
-                     "static|dynamic|consensus|schedule|mismatch|kill|badargs");
+    CHECK(argc == 2,
+          "usage: test_neighbor "
+          "static|dynamic|hierarchical|consensus|schedule|straggler|mismatch|kill|badargs");
     comm = test_init();
     rank = collie_rank(comm);
     size = collie_size(comm);
@@ -442,12 +564,16 @@ int main(int argc, char **argv)
         static_scenario();
     else if (!strcmp(s, "dynamic"))
         dynamic_scenario();
+    else if (!strcmp(s, "hierarchical"))
+        hierarchical_scenario();
     else if (!strcmp(s, "consensus"))
         consensus_scenario();
     else if (!strcmp(s, "schedule"))
         schedule_scenario();
     else if (!strcmp(s, "mismatch"))
         mismatch_scenario();
+    else if (!strcmp(s, "straggler"))
+        straggler_scenario();
     else if (!strcmp(s, "kill"))
         kill_scenario();
     else if (!strcmp(s, "badargs"))

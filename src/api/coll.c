@@ -187,7 +187,7 @@ collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
             collie__count_op(comm, lane, 1);
         return st;
     }
-    if (op->nbr) /* every rank calls them, but each waits only for its neighbours */
+    if (coll == COLLIE_COLL_NEIGHBOR_ALLREDUCE) /* each rank waits only for its neighbours */
         return run_neighbor(comm, op);
     d->seq = comm->seq;
     if (comm->size == 1) { /* every collective of one rank is a copy, if anything */

@@ -195,6 +195,11 @@ int collie_rank(const collie_comm *comm) { return comm ? comm->rank : -1; }
 int collie_size(const collie_comm *comm) { return comm ? comm->size : -1; }
 int collie_local_rank(const collie_comm *comm) { return comm ? comm->local_rank : -1; }
 int collie_local_size(const collie_comm *comm) { return comm ? comm->local_size : -1; }
+int collie_host_count(const collie_comm *comm) { return comm ? comm->nhosts : -1; }
+int collie_host_index(const collie_comm *comm)
+{
+    return comm ? comm->hosts.host_of[comm->rank] : -1;
+}
 
 collie_status collie_get_counters(const collie_comm *comm, unsigned long long *ops,
                                   unsigned long long *bytes_sent)

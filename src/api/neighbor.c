@@ -113,15 +113,18 @@ static struct call *dynamic_call(collie_comm *comm, const collie_neighbors *nb, 
     return c;
 }
 
-static struct call *static_call(collie_comm *comm, const collie_topology *topo, collie_status *st)
+/* The plan of a topology's step: over the ranks, or over the hosts (between_hosts). */
+static struct call *static_call(collie_comm *comm, const collie_topology *topo, int between_hosts,
+                                collie_status *st)
 {
+    int nodes = between_hosts ? comm->nhosts : comm->size;
     if (!topo) {
         *st = refuse(comm, "topo is NULL");
         return NULL;
     }
-    if (collie_topology_size(topo) != comm->size) {
-        *st = refuse(comm, "the topology has %d ranks, the communicator %d",
-                     collie_topology_size(topo), comm->size);
+    if (collie_topology_size(topo) != nodes) {
+        *st = refuse(comm, "the topology has %d nodes, the communicator %d %s",
+                     collie_topology_size(topo), nodes, between_hosts ? "hosts" : "ranks");
         return NULL;
     }
     struct call *c = malloc(sizeof *c);
@@ -129,15 +132,17 @@ static struct call *static_call(collie_comm *comm, const collie_topology *topo, 
         *st = collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory", comm->rank);
         return NULL;
     }
-    collie__topology_plan(topo, comm->rank, &c->plan);
+    collie__topology_plan(topo, between_hosts ? comm->hosts.host_of[comm->rank] : comm->rank,
+                          &c->plan);
     return c;
 }
 
 /*
  * Checks a call and makes its plan and operation; NULL with *st set when it
- * is refused.  A static call passes topo, a dynamic one nb.
+ * is refused.  A static call passes topo, a dynamic one nb; coll says which
+ * operation.
  */
-static struct call *prepare(collie_comm *comm, const collie_topology *topo,
+static struct call *prepare(collie_comm *comm, enum collie__coll coll, const collie_topology *topo,
                             const collie_neighbors *nb, const void *sendbuf, void *recvbuf,
                             size_t count, collie_dtype dtype, struct collie__op *o,
                             collie_status *st)
@@ -156,12 +161,13 @@ static struct call *prepare(collie_comm *comm, const collie_topology *topo,
                      (int)dtype);
         return NULL;
     }
-    struct call *c = nb ? dynamic_call(comm, nb, st) : static_call(comm, topo, st);
+    struct call *c = nb ? dynamic_call(comm, nb, st)
+                        : static_call(comm, topo, coll == COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, st);
     if (!c)
         return NULL;
     c->plan.wire = dtype;
     *o = (struct collie__op){
-        .desc = {.coll = COLLIE_COLL_NEIGHBOR_ALLREDUCE},
+        .desc = {.coll = (uint8_t)coll},
         .sendbuf = sendbuf,
         .recvbuf = recvbuf,
         .count = count,
@@ -179,13 +185,14 @@ static struct call *prepare(collie_comm *comm, const collie_topology *topo,
     return c;
 }
 
-static collie_status run_blocking(collie_comm *comm, const collie_topology *topo,
-                                  const collie_neighbors *nb, const void *sendbuf, void *recvbuf,
-                                  size_t count, collie_dtype dtype)
+static collie_status run_blocking(collie_comm *comm, enum collie__coll coll,
+                                  const collie_topology *topo, const collie_neighbors *nb,
+                                  const void *sendbuf, void *recvbuf, size_t count,
+                                  collie_dtype dtype)
 {
     struct collie__op o;
     collie_status st;
-    struct call *c = prepare(comm, topo, nb, sendbuf, recvbuf, count, dtype, &o, &st);
+    struct call *c = prepare(comm, coll, topo, nb, sendbuf, recvbuf, count, dtype, &o, &st);
     if (!c)
         return st;
     uint64_t t0 = collie__timeline_on() ? collie__now_ns() : 0;
@@ -202,16 +209,17 @@ static collie_status exec_neighbor(collie_comm *comm, struct collie_request *r)
     return collie__op_execute(comm, &r->op);
 }
 
-static collie_status run_request(collie_comm *comm, const collie_topology *topo,
-                                 const collie_neighbors *nb, const void *sendbuf, void *recvbuf,
-                                 size_t count, collie_dtype dtype, collie_request **req)
+static collie_status run_request(collie_comm *comm, enum collie__coll coll,
+                                 const collie_topology *topo, const collie_neighbors *nb,
+                                 const void *sendbuf, void *recvbuf, size_t count,
+                                 collie_dtype dtype, collie_request **req)
 {
     if (!req)
         return refuse(comm, "req (the output pointer) is NULL");
     *req = NULL;
     struct collie__op o;
     collie_status st;
-    struct call *c = prepare(comm, topo, nb, sendbuf, recvbuf, count, dtype, &o, &st);
+    struct call *c = prepare(comm, coll, topo, nb, sendbuf, recvbuf, count, dtype, &o, &st);
     if (!c)
         return st;
     st = collie__async_issue(comm, &o, exec_neighbor, c, req);
@@ -224,14 +232,16 @@ collie_status collie_neighbor_allreduce(collie_comm *comm, const collie_topology
                                         const void *sendbuf, void *recvbuf, size_t count,
                                         collie_dtype dtype)
 {
-    return run_blocking(comm, topo, NULL, sendbuf, recvbuf, count, dtype);
+    return run_blocking(comm, COLLIE_COLL_NEIGHBOR_ALLREDUCE, topo, NULL, sendbuf, recvbuf, count,
+                        dtype);
 }
 
 collie_status collie_ineighbor_allreduce(collie_comm *comm, const collie_topology *topo,
                                          const void *sendbuf, void *recvbuf, size_t count,
                                          collie_dtype dtype, collie_request **req)
 {
-    return run_request(comm, topo, NULL, sendbuf, recvbuf, count, dtype, req);
+    return run_request(comm, COLLIE_COLL_NEIGHBOR_ALLREDUCE, topo, NULL, sendbuf, recvbuf, count,
+                       dtype, req);
 }
 
 collie_status collie_neighbor_allreduce_dynamic(collie_comm *comm, const collie_neighbors *nb,
@@ -240,7 +250,8 @@ collie_status collie_neighbor_allreduce_dynamic(collie_comm *comm, const collie_
 {
     if (!nb)
         return refuse(comm, "nb (this rank's neighbours) is NULL");
-    return run_blocking(comm, NULL, nb, sendbuf, recvbuf, count, dtype);
+    return run_blocking(comm, COLLIE_COLL_NEIGHBOR_ALLREDUCE, NULL, nb, sendbuf, recvbuf, count,
+                        dtype);
 }
 
 collie_status collie_ineighbor_allreduce_dynamic(collie_comm *comm, const collie_neighbors *nb,
@@ -249,5 +260,24 @@ collie_status collie_ineighbor_allreduce_dynamic(collie_comm *comm, const collie
 {
     if (!nb)
         return refuse(comm, "nb (this rank's neighbours) is NULL");
-    return run_request(comm, NULL, nb, sendbuf, recvbuf, count, dtype, req);
+    return run_request(comm, COLLIE_COLL_NEIGHBOR_ALLREDUCE, NULL, nb, sendbuf, recvbuf, count,
+                       dtype, req);
+}
+
+collie_status collie_hierarchical_neighbor_allreduce(collie_comm *comm, const collie_topology *topo,
+                                                     const void *sendbuf, void *recvbuf,
+                                                     size_t count, collie_dtype dtype)
+{
+    return run_blocking(comm, COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, topo, NULL, sendbuf, recvbuf,
+                        count, dtype);
+}
+
+collie_status collie_ihierarchical_neighbor_allreduce(collie_comm *comm,
+                                                      const collie_topology *topo,
+                                                      const void *sendbuf, void *recvbuf,
+                                                      size_t count, collie_dtype dtype,
+                                                      collie_request **req)
+{
+    return run_request(comm, COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, topo, NULL, sendbuf, recvbuf,
+                       count, dtype, req);
 }

@@ -114,6 +114,9 @@ collie_status collie__barrier_dissemination(collie_comm *comm, const struct coll
 
 /* One step of decentralized averaging over op->nbr (neighbor_allreduce.c). */
 collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie__op *op);
+/* The same between hosts, op->nbr in host numbers (hierarchical_neighbor.c). */
+collie_status collie__hierarchical_neighbor_allreduce(collie_comm *comm,
+                                                      const struct collie__op *op);
 
 /* Across hosts: shared memory within each host, TCP between them (hierarchical.c). */
 collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct collie__op *op);

@@ -15,8 +15,9 @@
  * dtype and wire dtype), and a receiver whose neighbour is in another call
  * fails with MISMATCH naming both.  Per step each rank sends
  * out-degree x count x the wire's bytes and waits one latency per chunk in
- * flight; it can never deadlock: a rank's sends depend on nothing it
- * receives, and every receiver drains its first two chunks unconditionally.
+ * flight.  It cannot deadlock: a rank's sends depend on nothing it
+ * receives, every receiver drains its first two chunks unconditionally, and
+ * a rank with several transfers pending never sleeps on one of them alone.
  */
 #include <stdint.h>
 
@@ -24,6 +25,13 @@
 #include "algo.h"
 
 #define CHUNK_BYTES ((size_t)512 << 10) /* wire bytes per message */
+/*
+ * A wait on shared memory sleeps on one transfer's flag; with several
+ * pending, another may be the one that can move (a send whose receiver
+ * drains while the awaited one's does not), so such a wait looks again
+ * this often.
+ */
+#define RELOOK_NS 100000ull
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
@@ -189,7 +197,10 @@ collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie_
                                 s.x[w].send ? "take" : "send", s.next[w], comm->cur.seq,
                                 s.x[w].peer, comm->rank, s.x[w].send ? "in" : "out");
         }
-        st = collie__xfer_sleep(comm, s.x, nx, 0);
+        int pending = 0;
+        for (int i = 0; i < nx; i++)
+            pending += s.busy[i];
+        st = collie__xfer_sleep(comm, s.x, nx, pending > 1 ? now + RELOOK_NS : 0);
         if (st != COLLIE_OK)
             return st;
     }

@@ -21,6 +21,7 @@ enum collie__coll {
     COLLIE_COLL_SEND,
     COLLIE_COLL_RECV,
     COLLIE_COLL_NEIGHBOR_ALLREDUCE,
+    COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, /* between hosts: op->nbr in host numbers */
     COLLIE_COLL_COUNT
 };
 

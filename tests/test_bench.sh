@@ -79,6 +79,11 @@ expect_output "^# topology onepeer-exact \(4 steps\): each rank sends at most 1 
 expect_status 0 "$collie" bench neighbor_allreduce allreduce -n 4 -b 1K -e 1K "${quick[@]}" --dynamic --corrupt
 expect_output "^ +1024 +256 +float32 +sum .* +1  onepeer-exp2$"
 expect_output "^ +1024 +256 +float32 +sum .* +1  (oneshot|twoshot)$"
+# hierarchical: the topology over 2 "hosts" of 3 and 2 ranks (COLLIE_HOST by rank)
+expect_status 0 "$collie" run -n 5 sh -c "COLLIE_HOST=h\$((COLLIE_RANK % 2)) COLLIE_DEBUG=NONE exec \
+    $collie bench hierarchical_neighbor_allreduce -b 32 -e 1M -f 32 --iters 2 --warmup 1 --topology ring"
+expect_output "^ +1048576 +262144 +float32 +sum .* 0  ring$"
+expect_output "^# collie bench hierarchical_neighbor_allreduce: 5 ranks \\(3 per host\\)"
 expect_status 2 "$collie" bench neighbor_allreduce -n 2 --topology exp1
 expect_output "base \\(param\\) must be at least 2"
 expect_status 2 "$collie" bench neighbor_allreduce -n 2 --topology torus

@@ -4,13 +4,11 @@
 #include "api/tools_api.h"
 #include "bench.h"
 
-/* What the backend keeps: the communicator, and neighbor_allreduce's schedule. */
+/* What the backend keeps: the communicator, and the neighbour operations' state. */
 struct collie_backend {
     collie_comm *comm;
-    const char *topology;   /* --topology */
-    collie_schedule *sched; /* made at the first neighbor_allreduce */
-    long long step;         /* the next step of it */
-    const collie_topology *last;
+    struct bench_neighbor neighbor[2]; /* flat, hierarchical */
+    const struct bench_neighbor *last; /* the one that ran last: the check's */
 };
 
 static collie_comm *comm_of(struct bench_backend *b)
@@ -18,42 +16,10 @@ static collie_comm *comm_of(struct bench_backend *b)
     return ((struct collie_backend *)b->impl)->comm;
 }
 
-/* One step of decentralized averaging over --topology: each call the schedule's next step. */
-static collie_status neighbor(struct bench_backend *b, const void *send, void *recv, size_t count,
-                              collie_dtype t)
-{
-    struct collie_backend *cb = b->impl;
-    if (!cb->sched) {
-        collie_status st = collie_schedule_from_name(cb->topology, b->size, &cb->sched);
-        if (st != COLLIE_OK) {
-            fprintf(stderr, "collie bench: --topology %s: %s\n", cb->topology,
-                    collie_last_error(NULL));
-            return st;
-        }
-    }
-    cb->last = collie_schedule_step(cb->sched, cb->step++);
-    return collie_neighbor_allreduce(cb->comm, cb->last, send, recv, count, t);
-}
-
-/* The formula of the last step, in the library's precision and order. */
 static double neighbor_expected(const struct bench_backend *b, const struct bench_opts *o, size_t i)
 {
-    struct collie_backend *cb = b->impl;
-    int from[64], n = collie_topology_in(cb->last, b->rank, from, NULL, 64);
-    double w[64];
-    collie_topology_in(cb->last, b->rank, NULL, w, 64);
-    double self = collie_topology_self_weight(cb->last, b->rank);
-    double x = bench_input(BENCH_NEIGHBOR, o->op, b->rank, b->size, i);
-    if (o->dtype == COLLIE_FLOAT64) {
-        double acc = self * x;
-        for (int k = 0; k < n && k < 64; k++)
-            acc += w[k] * bench_input(BENCH_NEIGHBOR, o->op, from[k], b->size, i);
-        return acc;
-    }
-    float acc = (float)self * (float)x;
-    for (int k = 0; k < n && k < 64; k++)
-        acc += (float)w[k] * (float)bench_input(BENCH_NEIGHBOR, o->op, from[k], b->size, i);
-    return acc;
+    const struct collie_backend *cb = b->impl;
+    return bench_neighbor_expected(cb->last, o, b->rank, b->size, i);
 }
 
 static int run(struct bench_backend *b, enum bench_coll c, const void *send, void *recv,
@@ -81,7 +47,15 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
     case BENCH_OVERLAP: /* bench_overlap and bench_fusion call iallreduce and run(ALLREDUCE) */
     case BENCH_FUSION:
     case BENCH_NCOLLS: break;
-    case BENCH_NEIGHBOR: st = neighbor(b, send, recv, count, t); break;
+    case BENCH_NEIGHBOR:
+    case BENCH_HIER_NEIGHBOR: {
+        struct collie_backend *cb = b->impl;
+        int hierarchical = c == BENCH_HIER_NEIGHBOR;
+        cb->last = &cb->neighbor[hierarchical];
+        st = bench_neighbor_run(&cb->neighbor[hierarchical], comm, hierarchical, send, recv, count,
+                                t);
+        break;
+    }
     }
     return st == COLLIE_OK ? 0 : -1;
 }
@@ -103,8 +77,8 @@ static const char *algo(struct bench_backend *b, enum bench_coll c, size_t bytes
 {
     if (c == BENCH_PINGPONG)
         return "send/recv";
-    if (c == BENCH_NEIGHBOR)
-        return ((struct collie_backend *)b->impl)->topology;
+    if (c == BENCH_NEIGHBOR || c == BENCH_HIER_NEIGHBOR)
+        return ((struct collie_backend *)b->impl)->neighbor[0].topology;
     const char *name = collie__tools_algo(comm_of(b), bench_coll_name(c), bytes);
     return name ? name : "?";
 }
@@ -149,7 +123,7 @@ int bench_backend_collie(struct bench_backend *b, const struct bench_opts *o)
         return -1;
     }
     collie_comm *comm = cb->comm;
-    cb->topology = o->topology;
+    cb->neighbor[0].topology = cb->neighbor[1].topology = o->topology;
     *b = (struct bench_backend){.name = "collie",
                                 .rank = collie_rank(comm),
                                 .size = collie_size(comm),
@@ -173,6 +147,7 @@ void bench_backend_collie_close(struct bench_backend *b)
 {
     struct collie_backend *cb = b->impl;
     collie_finalize(cb->comm);
-    collie_schedule_free(cb->sched);
+    bench_neighbor_free(&cb->neighbor[0]);
+    bench_neighbor_free(&cb->neighbor[1]);
     free(cb);
 }

@@ -168,6 +168,7 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
     case BENCH_OVERLAP: /* bench_overlap and bench_fusion call iallreduce and run(ALLREDUCE) */
     case BENCH_FUSION:
     case BENCH_NEIGHBOR: /* refused with --baseline mpi (options.c) */
+    case BENCH_HIER_NEIGHBOR:
     case BENCH_NCOLLS: break;
     }
     return check(rc);

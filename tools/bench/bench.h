@@ -27,6 +27,7 @@ enum bench_coll {
     BENCH_OVERLAP,  /* an allreduce hidden behind computation (overlap.c); not part of "all" */
     BENCH_FUSION,   /* many small allreduces one by one vs fused (fusion.c); not part of "all" */
     BENCH_NEIGHBOR, /* neighbor_allreduce over --topology (collie only); not part of "all" */
+    BENCH_HIER_NEIGHBOR, /* hierarchical_neighbor_allreduce: --topology over the hosts */
     BENCH_NCOLLS
 };
 
@@ -160,12 +161,32 @@ int bench_iters_for(const struct bench_opts *o, double est);
 
 /* Writes v as element i of p in dtype t. */
 void bench_encode(collie_dtype t, void *p, size_t i, double v);
+/* Element i of p in dtype t. */
+double bench_decode(collie_dtype t, const void *p, size_t i);
 
 /* The overlap and fusion measurements (overlap.c, fusion.c): rows as bench_sweep's. */
 int bench_overlap(struct bench_backend *b, const struct bench_opts *o, int round,
                   struct bench_rows *rows);
 int bench_fusion(struct bench_backend *b, const struct bench_opts *o, int round,
                  struct bench_rows *rows);
+/*
+ * The neighbour operations of collie's backend (neighbor.c): a schedule by
+ * --topology name (over the ranks, or over the hosts for hierarchical),
+ * one step per call, and the formula of the last step for the check.
+ */
+struct bench_neighbor {
+    const char *topology;
+    collie_schedule *sched; /* made at the first call */
+    long long step;         /* the next step */
+    const collie_topology *last;
+    int *host_of; /* hierarchical: every rank's host */
+};
+int bench_neighbor_run(struct bench_neighbor *nb, collie_comm *comm, int hierarchical,
+                       const void *send, void *recv, size_t count, collie_dtype t);
+double bench_neighbor_expected(const struct bench_neighbor *nb, const struct bench_opts *o,
+                               int rank, int size, size_t i);
+void bench_neighbor_free(struct bench_neighbor *nb);
+
 /* Raw rows for the driver: one tab-separated line per row. */
 int bench_rows_write_raw(const struct bench_rows *rows, const char *path);
 int bench_rows_read_raw(struct bench_rows *rows, const char *path);

@@ -7,9 +7,18 @@
 
 #include "bench.h"
 
-static const char *const coll_names[BENCH_NCOLLS] = {
-    "allreduce", "broadcast", "reduce",  "allgather", "reduce_scatter",
-    "alltoall",  "pingpong",  "overlap", "fusion",    "neighbor_allreduce"};
+static const char *const coll_names[] = {[BENCH_ALLREDUCE] = "allreduce",
+                                         [BENCH_BROADCAST] = "broadcast",
+                                         [BENCH_REDUCE] = "reduce",
+                                         [BENCH_ALLGATHER] = "allgather",
+                                         [BENCH_REDUCE_SCATTER] = "reduce_scatter",
+                                         [BENCH_ALLTOALL] = "alltoall",
+                                         [BENCH_PINGPONG] = "pingpong",
+                                         [BENCH_OVERLAP] = "overlap",
+                                         [BENCH_FUSION] = "fusion",
+                                         [BENCH_NEIGHBOR] = "neighbor_allreduce",
+                                         [BENCH_HIER_NEIGHBOR] = "hierarchical_neighbor_allreduce"};
+_Static_assert(sizeof coll_names / sizeof *coll_names == BENCH_NCOLLS, "a name per collective");
 static const char *const dtype_names[] = {"float32", "float64", "float16", "bfloat16",
                                           "int8",    "uint8",   "int32",   "int64"};
 static const size_t dtype_sizes[] = {4, 8, 2, 2, 1, 1, 4, 8};
@@ -300,7 +309,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
     if (!o->ncolls)
         o->colls[o->ncolls++] = BENCH_ALLREDUCE;
     for (int k = 0; k < o->ncolls && o->baseline; k++)
-        if (o->colls[k] == BENCH_NEIGHBOR) {
+        if (o->colls[k] == BENCH_NEIGHBOR || o->colls[k] == BENCH_HIER_NEIGHBOR) {
             fprintf(stderr,
                     "%s: MPI has no neighbour averaging to compare with: drop --baseline, and "
                     "name allreduce beside neighbor_allreduce to see collie's allreduce\n",

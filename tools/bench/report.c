@@ -124,6 +124,9 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
         printf("# time: mean per operation of the slowest rank; busbw from it, as nccl-tests\n");
         if (c == BENCH_NEIGHBOR)
             print_neighbor_bytes(o, a.ranks);
+        if (c == BENCH_HIER_NEIGHBOR)
+            printf("# topology %s over the hosts; each host's ranks share its messages\n",
+                   o->topology);
         printf("#\n");
         int spread = o->rounds > 1; /* the rounds' min and max beside their median */
         printf("# %12s %12s %9s %6s %11s %11s", "size(B)", "count", "type", "redop", "time(us)",

@@ -52,6 +52,26 @@ void bench_encode(collie_dtype t, void *p, size_t i, double v)
     }
 }
 
+double bench_decode(collie_dtype t, const void *p, size_t i)
+{
+    switch (t) {
+    case COLLIE_FLOAT32: return ((const float *)p)[i];
+    case COLLIE_FLOAT64: return ((const double *)p)[i];
+    case COLLIE_FLOAT16: return (double)((const _Float16 *)p)[i];
+    case COLLIE_BFLOAT16: {
+        uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    case COLLIE_INT8: return ((const int8_t *)p)[i];
+    case COLLIE_UINT8: return ((const uint8_t *)p)[i];
+    case COLLIE_INT32: return ((const int32_t *)p)[i];
+    case COLLIE_INT64: return (double)((const int64_t *)p)[i];
+    }
+    return 0;
+}
+
 static int reduces(int c)
 {
     return c == BENCH_ALLREDUCE || c == BENCH_REDUCE || c == BENCH_REDUCE_SCATTER;
@@ -120,7 +140,8 @@ static long long verify(const struct bench_backend *b, int c, const struct bench
         case BENCH_REDUCE_SCATTER:
             v = bench_reduced(o->dtype, o->op, b->size, r * count + i);
             break;
-        case BENCH_NEIGHBOR: v = b->neighbor_expected(b, o, i); break;
+        case BENCH_NEIGHBOR:
+        case BENCH_HIER_NEIGHBOR: v = b->neighbor_expected(b, o, i); break;
         default: v = bench_reduced(o->dtype, o->op, b->size, i);
         }
         bench_encode(o->dtype, want, 0, v);

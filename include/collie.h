@@ -536,10 +536,13 @@ COLLIE_API const collie_topology *collie_schedule_step(const collie_schedule *sc
  * comm's size; but a rank waits only for its own neighbours, and moves
  * out-degree x count elements.  dtype: COLLIE_FLOAT32, FLOAT64, FLOAT16 or
  * BFLOAT16 (the half types combine in float32 and round once).
- * sendbuf == recvbuf is in place.  Ranks in different topologies (or
- * schedule steps) fail with MISMATCH naming both ranks and the call, as soon
- * as one sends to the other; a neighbour that never sends fails the wait
- * after COLLIE_TIMEOUT; a lost neighbour, PEER_LOST.
+ * sendbuf == recvbuf is in place.  The non-blocking form reads topo until
+ * the request completes: keep it (and its schedule) until then.  Ranks in
+ * different topologies (or schedule steps) fail with MISMATCH naming both
+ * ranks and the call, as soon as one sends to the other; a neighbour that
+ * never sends fails the wait after COLLIE_TIMEOUT; a lost neighbour,
+ * PEER_LOST.  Neighbour steps are numbered apart from the other collectives
+ * but run in order with them.
  */
 COLLIE_API collie_status collie_neighbor_allreduce(collie_comm *comm, const collie_topology *topo,
                                                    const void *sendbuf, void *recvbuf, size_t count,

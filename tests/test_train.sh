@@ -18,6 +18,32 @@ for opt in "" "--nesterov --wd 1e-3" "--adam --lr 0.001"; do
     expect_status 0 "$collie" train "${small[@]}" $opt --batch 12 -n 4 --save "$dir/four.bin"
     close "$dir/one.bin" "$dir/four.bin" "1x48 vs 4x12 ($opt)"
 done
+# decentralized: over the full graph one averaging step is the exact mean, so
+# adapt-then-combine follows allreduce training step for step (momentum too),
+# flat and hierarchical (2 "hosts" of 2: the hosts' means, then their mean)
+expect_status 0 "$collie" train "${small[@]}" --batch 12 -n 4 --save "$dir/ar.bin"
+expect_status 0 "$collie" train "${small[@]}" --batch 12 -n 4 --sync neighbor --topology full \
+    --save "$dir/nb.bin"
+close "$dir/ar.bin" "$dir/nb.bin" "allreduce vs neighbour averaging over the full graph"
+expect_status 0 "$collie" run -n 4 sh -c "COLLIE_HOST=h\$((COLLIE_RANK % 2)) COLLIE_DEBUG=NONE exec \
+    $collie train ${small[*]} --batch 12 --sync hierarchical-neighbor --topology full --save $dir/hn.bin"
+close "$dir/ar.bin" "$dir/hn.bin" "allreduce vs hierarchical neighbour averaging over the full graph"
+# a sparse graph does not average exactly: other weights, a spread between the ranks ...
+expect_status 0 "$collie" train "${small[@]}" --batch 12 -n 4 --sync neighbor --topology onepeer-exp2 \
+    --combine awc --save "$dir/op.bin"
+expect_output "consensus (0\\.0*[1-9]|[1-9])"
+d=$("$diff_prog" "$dir/ar.bin" "$dir/op.bin")
+awk -v d="$d" 'BEGIN { exit !(d > 1e-6) }' || fail "one-peer averaging gave allreduce's weights ($d)"
+# ... which global averaging every step removes; training still learns
+expect_status 0 "$collie" train mlp --synthetic 6000 --hidden 64 -n 4 --epochs 3 --sync neighbor \
+    --topology ring --global-avg-every 1 --json "$dir/g.json"
+expect_output "consensus 0$"
+expect_output "final test accuracy (0\.[6-9]|1\.0)"
+grep -q '"consensus": 0' "$dir/g.json" || fail "JSON consensus: $(cat "$dir/g.json")"
+expect_status 2 "$collie" train mlp --sync neighbor --topology torus
+expect_output "no topology 'torus'"
+expect_status 2 "$collie" train mlp --sync neighbor --compress float16
+
 # the comparison can fail: another seed gives other weights
 expect_status 0 "$collie" train "${small[@]}" --batch 48 -n 1 --seed 2 --save "$dir/other.bin"
 d=$("$diff_prog" "$dir/one.bin" "$dir/other.bin")

@@ -49,6 +49,14 @@ static void usage(FILE *out)
         "  --wd W              weight decay / L2 (default 0; logreg: 2.5e-6)\n"
         "  --compress T        float16 or bfloat16 gradients on the wire\n"
         "  --no-overlap        reduce the gradients after the backward pass in one allreduce\n"
+        "  --sync S            allreduce (default: gradients), neighbor (each rank's model\n"
+        "                      averaged with its neighbours), hierarchical-neighbor (within the\n"
+        "                      host, then with the neighbour hosts)\n"
+        "  --topology T        the neighbours: exp2 (default), ring, mesh, star, full, ...,\n"
+        "                      onepeer-exp2, onepeer-exact (collie bench --help lists them)\n"
+        "  --combine C         atc: average after the update (default); awc: average while\n"
+        "                      the gradient is computed\n"
+        "  --global-avg-every H   with neighbour averaging, also average globally every H steps\n"
         "                      (default: each layer's as soon as the pass has produced them)\n"
         "  --target ACC        time to this test accuracy; stop once reached\n"
         "  --seed S            same seed, same data order and initial weights (default 1)\n"
@@ -211,7 +219,32 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
                 goto bad;
         } else if (!strcmp(a, "--seed"))
             c->seed = strtoull(v, &end, 10);
-        else if (!strcmp(a, "--compress")) {
+        else if (!strcmp(a, "--sync")) {
+            if (!strcmp(v, "allreduce"))
+                c->sync = TRAIN_SYNC_ALLREDUCE;
+            else if (!strcmp(v, "neighbor"))
+                c->sync = TRAIN_SYNC_NEIGHBOR;
+            else if (!strcmp(v, "hierarchical-neighbor"))
+                c->sync = TRAIN_SYNC_HIER_NEIGHBOR;
+            else
+                goto bad;
+        } else if (!strcmp(a, "--topology")) {
+            collie_schedule *probe; /* every name is known at one node */
+            if (collie_schedule_from_name(v, 1, &probe) != COLLIE_OK) {
+                fprintf(stderr, "collie train: --topology: %s\n", collie_last_error(NULL));
+                return -1;
+            }
+            collie_schedule_free(probe);
+            c->topology = v;
+        } else if (!strcmp(a, "--combine")) {
+            if (strcmp(v, "atc") && strcmp(v, "awc"))
+                goto bad;
+            c->awc = !strcmp(v, "awc");
+        } else if (!strcmp(a, "--global-avg-every")) {
+            c->global_avg_every = (int)strtol(v, &end, 10);
+            if (c->global_avg_every < 1)
+                goto bad;
+        } else if (!strcmp(a, "--compress")) {
             if (!strcmp(v, "float16") || !strcmp(v, "fp16"))
                 c->grad_dtype = COLLIE_FLOAT16;
             else if (!strcmp(v, "bfloat16") || !strcmp(v, "bf16"))
@@ -244,6 +277,11 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
     }
     if (model < 0) {
         fprintf(stderr, "collie train: name a model, mlp or logreg (try --help)\n");
+        return -1;
+    }
+    if (c->sync != TRAIN_SYNC_ALLREDUCE && c->grad_dtype != COLLIE_FLOAT32) {
+        fprintf(stderr, "collie train: --compress applies to gradient allreduce, not to --sync "
+                        "neighbor\n");
         return -1;
     }
     return nranks;
@@ -335,6 +373,7 @@ int collie_tool_train(int argc, char **argv)
                              .plateau_patience = 2,
                              .momentum = 0.9f,
                              .grad_dtype = COLLIE_FLOAT32,
+                             .topology = "exp2",
                              .seed = 1,
                              .optim = OPTIM_SGD,
                              .nhidden = 1,

@@ -126,6 +126,7 @@ struct run {
     void *wire;     /* the 16-bit gradients, when compressed */
     double t_start, compute, comm_s, grad_bytes;
     collie_request *req[MLP_MAX_LAYERS]; /* the layers' allreduces in flight */
+    struct decentral dc;                 /* neighbour averaging (c->sync) */
     int nreq, issue_failed;
     double comm_alone;  /* seconds of the sampled steps' allreduces, reduced after the pass */
     int n_alone, timed; /* sampled steps; timed steps in all */
@@ -190,6 +191,10 @@ static int setup(struct run *u)
         return -1;
     }
     u->r->nparams = u->m.nparams;
+    if (c->sync != TRAIN_SYNC_ALLREDUCE &&
+        decentral_init(&u->dc, u->comm, c->sync, c->topology, c->awc, c->global_avg_every,
+                       u->m.nparams))
+        return -1;
     lr_schedule_init(&u->lr, c->lr, u->ranks, c->scale_lr,
                      (long)c->warmup_epochs * u->steps_per_epoch, c->plateau_factor,
                      c->plateau_patience, c->min_lr);
@@ -198,8 +203,8 @@ static int setup(struct run *u)
                  "broadcast");
 }
 
-/* Step s of epoch e: this rank's share of the global batch, gradients averaged. */
-static int step(struct run *u, int e, int s, double *loss_sum)
+/* Copies this rank's share of step s's global batch into xb, yb. */
+static void gather_batch(struct run *u, int s)
 {
     const struct train_config *c = u->c;
     const int *idx = u->perm + ((size_t)s * (size_t)u->ranks + (size_t)u->rank) * (size_t)c->batch;
@@ -209,6 +214,59 @@ static int step(struct run *u, int e, int s, double *loss_sum)
                sizeof(float) * (size_t)u->train.dim);
         u->yb[i] = u->train.y[idx[i]];
     }
+}
+
+/* Counts one step's seconds: computing, and communicating (what was left to wait for). */
+static void account(struct run *u, double compute, double comm, double total)
+{
+    if (u->iter >= WARMUP_ITERS) {
+        u->compute += compute;
+        u->comm_s += comm;
+        u->timed++;
+    }
+    u->iter_s[u->iter++] = total;
+}
+
+/*
+ * Step s of epoch e, decentralized: this rank's gradient updates its own
+ * model, which is averaged with the neighbours' (during the passes for AWC,
+ * after the update for ATC).
+ */
+static int decentral_step(struct run *u, int e, int s, double *loss_sum)
+{
+    const struct train_config *c = u->c;
+    gather_batch(u, s);
+    u->m.grads_ready = NULL;
+    unsigned long long before, after;
+    collie_get_counters(u->comm, NULL, &before);
+    double t0 = collie_wtime();
+    if (decentral_before(&u->dc, u->m.params, u->m.nparams))
+        return -1;
+    double t1 = collie_wtime();
+    *loss_sum += mlp_forward_backward(&u->m, u->xb, u->yb, c->batch, 1);
+    double t2 = collie_wtime();
+    if (decentral_combine(&u->dc, u->m.params, u->m.nparams))
+        return -1;
+    double t3 = collie_wtime();
+    optim_step(&u->o, u->m.params, u->m.grads,
+               lr_schedule_at(&u->lr, (long)e * u->steps_per_epoch + s));
+    double t4 = collie_wtime();
+    if (decentral_after(&u->dc, u->m.params, u->m.nparams))
+        return -1;
+    double t5 = collie_wtime();
+    collie_get_counters(u->comm, NULL, &after);
+    u->grad_bytes += (double)(after - before);
+    account(u, (t2 - t1) + (t4 - t3), (t1 - t0) + (t3 - t2) + (t5 - t4), t5 - t0);
+    return 0;
+}
+
+/* Step s of epoch e: this rank's share of the global batch, gradients averaged. */
+static int step(struct run *u, int e, int s, double *loss_sum)
+{
+    const struct train_config *c = u->c;
+    if (c->sync != TRAIN_SYNC_ALLREDUCE)
+        return decentral_step(u, e, s, loss_sum);
+    gather_batch(u, s);
     /* With overlap, the layers' allreduces start inside the pass, except on sampled steps. */
     int sampled = !c->no_overlap && u->iter >= WARMUP_ITERS && u->iter % SAMPLE_EVERY == 0;
     int overlap = !c->no_overlap && !sampled;
@@ -233,12 +291,10 @@ static int step(struct run *u, int e, int s, double *loss_sum)
     if (sampled) { /* the sample measures; the step still counts in the throughput */
         u->comm_alone += t2 - t1;
         u->n_alone++;
-    } else if (u->iter >= WARMUP_ITERS) {
-        u->compute += (t1 - t0) + (t3 - t2);
-        u->comm_s += t2 - t1;
-        u->timed++;
+        u->iter_s[u->iter++] = t3 - t0;
+    } else {
+        account(u, (t1 - t0) + (t3 - t2), t2 - t1, t3 - t0);
     }
-    u->iter_s[u->iter++] = t3 - t0;
     return 0;
 }
 
@@ -258,7 +314,14 @@ static int epoch(struct run *u, int e, int *stop)
     if (check(u->comm, collie_allreduce(u->comm, &loss, &loss, 1, COLLIE_FLOAT64, COLLIE_SUM),
               "loss"))
         return -1;
+    /* Decentralized: the mean model is the one evaluated, and its spread reported. */
+    double consensus = 0;
+    if (c->sync != TRAIN_SYNC_ALLREDUCE &&
+        (consensus = decentral_to_mean(&u->dc, u->m.params, u->m.nparams)) < 0)
+        return -1;
     double acc = evaluate(u->comm, &u->m, &u->test);
+    if (c->sync != TRAIN_SYNC_ALLREDUCE)
+        decentral_restore(&u->dc, u->m.params, u->m.nparams);
     if (acc < 0)
         return -1;
     struct train_epoch *ep = &r->epoch[r->epochs_run++];
@@ -268,6 +331,7 @@ static int epoch(struct run *u, int e, int *stop)
     ep->test_accuracy = acc;
     ep->samples_per_s = (double)steps * c->batch * u->ranks / (collie_wtime() - t_epoch);
     ep->lr = lr_schedule_at(&u->lr, (long)(e + 1) * u->steps_per_epoch - 1);
+    ep->consensus = consensus;
     int decayed = lr_schedule_epoch_end(&u->lr, ep->loss); /* the same loss on every rank */
     r->final_test_accuracy = acc;
     int reached = c->target > 0 && acc >= c->target && r->time_to_target_s < 0;
@@ -276,10 +340,14 @@ static int epoch(struct run *u, int e, int *stop)
         r->epoch_to_target = e + 1;
     }
     if (u->rank == 0 && !c->quiet) {
-        printf("epoch %3d  loss %.4f  test accuracy %.4f  %7.1f s  %9.0f samples/s  lr %.3g%s%s\n",
-               e + 1, ep->loss, acc, ep->wall_s, ep->samples_per_s, ep->lr,
-               decayed ? "  (loss on a plateau: lr decayed)" : "",
-               reached ? "  <- target reached" : "");
+        char spread[48] = "";
+        if (c->sync != TRAIN_SYNC_ALLREDUCE)
+            snprintf(spread, sizeof spread, "  consensus %.3g", consensus);
+        printf(
+            "epoch %3d  loss %.4f  test accuracy %.4f  %7.1f s  %9.0f samples/s  lr %.3g%s%s%s\n",
+            e + 1, ep->loss, acc, ep->wall_s, ep->samples_per_s, ep->lr, spread,
+            decayed ? "  (loss on a plateau: lr decayed)" : "",
+            reached ? "  <- target reached" : "");
         fflush(stdout);
     }
     *stop = reached; /* every rank saw the same accuracy: all stop together */
@@ -315,6 +383,9 @@ static int summarize(struct run *u)
         (double)u->train.n / ((double)c->batch * u->ranks) * (double)u->m.nparams * (double)elem;
     /* What this rank's gradient allreduces handed to its peers, per epoch of steps. */
     r->bytes_per_epoch_actual = iter ? u->grad_bytes / iter * u->steps_per_epoch : 0;
+    /* Decentralized: the mean model is the result (the ranks' own differ by the consensus). */
+    if (c->sync != TRAIN_SYNC_ALLREDUCE && decentral_to_mean(&u->dc, u->m.params, u->m.nparams) < 0)
+        return -1;
     r->weights = malloc(u->m.nparams * sizeof(float));
     if (r->weights)
         memcpy(r->weights, u->m.params, u->m.nparams * sizeof(float));
@@ -354,6 +425,7 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
 out:
     mlp_free(&u.m);
     optim_free(&u.o);
+    decentral_free(&u.dc);
     free(u.wire);
     free(u.xb);
     free(u.yb);
@@ -373,7 +445,7 @@ void train_print_summary(FILE *out, const struct train_config *c, const struct t
             "per iteration: compute %.3f ms, communication %.3f ms%s (%.0f%% of the step; "
             "comm/compute %.2f)\n",
             r->compute_s_per_iter * 1e3, r->comm_s_per_iter * 1e3,
-            c->no_overlap ? "" : " left after the backward pass",
+            c->no_overlap || c->sync != TRAIN_SYNC_ALLREDUCE ? "" : " left after the backward pass",
             it > 0 ? 100 * r->comm_s_per_iter / it : 0,
             r->compute_s_per_iter > 0 ? r->comm_s_per_iter / r->compute_s_per_iter : 0);
     if (!c->no_overlap && r->comm_alone_s_per_iter > 0) {
@@ -404,11 +476,11 @@ int train_write_csv(const char *path, const struct train_result *r)
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "ranks,epoch,wall_s,train_loss,test_accuracy,samples_per_s,lr\n");
+    fprintf(f, "ranks,epoch,wall_s,train_loss,test_accuracy,samples_per_s,lr,consensus\n");
     for (int i = 0; i < r->epochs_run; i++)
-        fprintf(f, "%d,%d,%.3f,%.6f,%.6f,%.1f,%.6g\n", r->ranks, r->epoch[i].epoch,
+        fprintf(f, "%d,%d,%.3f,%.6f,%.6f,%.1f,%.6g,%.6g\n", r->ranks, r->epoch[i].epoch,
                 r->epoch[i].wall_s, r->epoch[i].loss, r->epoch[i].test_accuracy,
-                r->epoch[i].samples_per_s, r->epoch[i].lr);
+                r->epoch[i].samples_per_s, r->epoch[i].lr, r->epoch[i].consensus);
     return fclose(f) ? -1 : 0;
 }
 
@@ -421,9 +493,11 @@ int train_write_json(const char *path, const struct train_config *c, const struc
     for (int i = 0; i < r->epochs_run; i++)
         fprintf(f,
                 "%s\n    {\"epoch\": %d, \"wall_s\": %.3f, \"train_loss\": %.6f, "
-                "\"test_accuracy\": %.6f, \"samples_per_s\": %.1f, \"lr\": %.6g}",
+                "\"test_accuracy\": %.6f, \"samples_per_s\": %.1f, \"lr\": %.6g, "
+                "\"consensus\": %.6g}",
                 i ? "," : "", r->epoch[i].epoch, r->epoch[i].wall_s, r->epoch[i].loss,
-                r->epoch[i].test_accuracy, r->epoch[i].samples_per_s, r->epoch[i].lr);
+                r->epoch[i].test_accuracy, r->epoch[i].samples_per_s, r->epoch[i].lr,
+                r->epoch[i].consensus);
     fprintf(f, "\n  ],\n  \"summary\": {\"ranks\": %d, \"target\": %g, ", r->ranks, c->target);
     if (r->time_to_target_s >= 0)
         fprintf(f, "\"time_to_target_s\": %.3f, \"epoch_to_target\": %d, ", r->time_to_target_s,

@@ -4,7 +4,9 @@
  * averaged by a non-blocking allreduce issued as soon as the backward pass
  * has produced them (the last layer first, as DDP's buckets), waited before
  * the update (--no-overlap: one allreduce of the fused buffer after the
- * pass); every rank applies the same update.  Measures what
+ * pass); every rank applies the same update.  Or, decentralized
+ * (decentral.h), each rank updates its own model and averages it with its
+ * neighbours; accuracy is then the mean model's.  Measures what
  * the reference benchmarks report (SPEC.md, *Measures*).
  */
 #ifndef COLLIE_TRAIN_TRAINER_H
@@ -13,6 +15,7 @@
 #include <stdio.h>
 
 #include "collie.h"
+#include "decentral.h"
 #include "mlp.h"
 #include "optim.h"
 
@@ -37,6 +40,10 @@ struct train_config {
     collie_dtype grad_dtype; /* float32, or float16/bfloat16: compressed gradients */
     int no_overlap;          /* reduce all gradients after the backward pass, in one call */
     float target;            /* test accuracy to time, and stop at; 0: none */
+    enum train_sync sync;    /* gradient allreduce, or neighbour averaging of the models */
+    const char *topology;    /* neighbour averaging: collie_schedule_from_name's name */
+    int awc;                 /* neighbour averaging while computing (else after the update) */
+    int global_avg_every;    /* > 0: neighbour averaging also averages globally every H steps */
     unsigned long long seed;
     int quiet; /* no per-epoch lines */
 };
@@ -44,7 +51,8 @@ struct train_config {
 struct train_epoch {
     int epoch;
     double wall_s, loss, test_accuracy, samples_per_s;
-    double lr; /* the rate the epoch ended with (after warm-up) */
+    double lr;        /* the rate the epoch ended with (after warm-up) */
+    double consensus; /* neighbour averaging: sqrt(mean over ranks of |x_r - mean|^2); else 0 */
 };
 
 struct train_result {

@@ -20,7 +20,8 @@ import ctypes
 
 from . import _lib
 
-__all__ = ["CollieError", "Comm", "Request", "init", "get_unique_id", "init_rank", "version"]
+__all__ = ["CollieError", "Comm", "Request", "Schedule", "Topology", "init", "get_unique_id",
+           "init_rank", "version"]
 
 # include/collie.h's COLLIE_STATUS_MAP, in order (values are stable).
 STATUS = ["OK", "INVALID_ARG", "SYSTEM", "TIMEOUT", "PEER_LOST", "MISMATCH", "NOMEM", "AUTH",
@@ -148,6 +149,15 @@ class Comm:
     @property
     def local_size(self):
         return _lib.local_size(self._handle)
+
+    @property
+    def host_count(self):
+        return _lib.host_count(self._handle)
+
+    @property
+    def host_index(self):
+        """This rank's host, 0..host_count-1 (in the order of each host's lowest rank)."""
+        return _lib.host_index(self._handle)
 
     def counters(self):
         """(operations completed, bytes this rank handed to its peers)."""
@@ -286,6 +296,65 @@ class Comm:
     def iallreduce_compressed(self, send, out=None, wire="float16", op="avg"):
         return self._compressed(False, send, out, wire, op)
 
+    # ---- decentralized averaging (topology.py) ------------------------------------------
+    def _neighbor(self, blocking, send, out, topology, hierarchical):
+        sp, rp, sn, rn, t = _pair(send, out)
+        if rn != sn:
+            raise ValueError("collie: neighbour buffers differ in length (%d, %d)" % (sn, rn))
+        if hierarchical:
+            fn = _lib.hierarchical_neighbor_allreduce if blocking else \
+                _lib.ihierarchical_neighbor_allreduce
+        else:
+            fn = _lib.neighbor_allreduce if blocking else _lib.ineighbor_allreduce
+        return self._run(blocking, fn, (topology._handle, sp, rp, sn, t),
+                         [topology, send, send if out is None else out])
+
+    def neighbor_allreduce(self, send, topology, out=None):
+        """One averaging step over topology (a Topology, or a Schedule's step): on rank r,
+        out = W[r][r] send + sum over in-neighbours j of W[r][j] send_j; returns out."""
+        return self._neighbor(True, send, out, topology, False)
+
+    def ineighbor_allreduce(self, send, topology, out=None):
+        return self._neighbor(False, send, out, topology, False)
+
+    def hierarchical_neighbor_allreduce(self, send, topology, out=None):
+        """The same between hosts: topology over host_count nodes, each host's mean as a node."""
+        return self._neighbor(True, send, out, topology, True)
+
+    def ihierarchical_neighbor_allreduce(self, send, topology, out=None):
+        return self._neighbor(False, send, out, topology, True)
+
+    def _dynamic(self, blocking, send, out, recv_ranks, recv_weights, self_weight, send_ranks,
+                 send_weights):
+        sp, rp, sn, rn, t = _pair(send, out)
+        if rn != sn:
+            raise ValueError("collie: neighbour buffers differ in length (%d, %d)" % (sn, rn))
+
+        def ints(v):
+            return (ctypes.c_int * max(len(v), 1))(*map(int, v))
+
+        def dbls(v):
+            return None if v is None else (ctypes.c_double * max(len(v), 1))(*map(float, v))
+        nb = _lib.Neighbors(len(recv_ranks), ints(recv_ranks), dbls(recv_weights),
+                            float(self_weight), len(send_ranks), ints(send_ranks),
+                            dbls(send_weights))
+        fn = _lib.neighbor_allreduce_dynamic if blocking else _lib.ineighbor_allreduce_dynamic
+        return self._run(blocking, fn, (ctypes.byref(nb), sp, rp, sn, t),
+                         [send, send if out is None else out])
+
+    def neighbor_allreduce_dynamic(self, send, recv_ranks, send_ranks, recv_weights=None,
+                                   self_weight=0.0, send_weights=None, out=None):
+        """This step's lists (collie_neighbors): receive from recv_ranks (weights recv_weights,
+        own weight self_weight; None: uniform 1/(len+1)), send to send_ranks (each scaled
+        by send_weights; None: as is)."""
+        return self._dynamic(True, send, out, recv_ranks, recv_weights, self_weight, send_ranks,
+                             send_weights)
+
+    def ineighbor_allreduce_dynamic(self, send, recv_ranks, send_ranks, recv_weights=None,
+                                    self_weight=0.0, send_weights=None, out=None):
+        return self._dynamic(False, send, out, recv_ranks, recv_weights, self_weight, send_ranks,
+                             send_weights)
+
     @contextlib.contextmanager
     def group(self):
         """Fuses the non-blocking allreduces issued inside (collie_group_start/end)."""
@@ -345,3 +414,6 @@ def init_rank(size, unique_id, rank):
 
 def version():
     return _lib.version().decode()
+
+
+from .topology import Schedule, Topology  # noqa: E402 (uses CollieError above)

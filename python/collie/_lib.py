@@ -104,3 +104,52 @@ comm_split = _declare("collie_comm_split", c_status, c_comm, _int, _int, P(c_com
 comm_abort = _declare("collie_comm_abort", c_status, c_comm)
 get_unique_id = _declare("collie_get_unique_id", c_status, P(UniqueId))
 init_rank = _declare("collie_init_rank", c_status, P(c_comm), _int, P(UniqueId), _int)
+
+# Virtual topologies, schedules and the neighbour operations.
+c_topo = ctypes.c_void_p
+c_sched = ctypes.c_void_p
+_dbl = ctypes.c_double
+host_count = _declare("collie_host_count", _int, c_comm)
+host_index = _declare("collie_host_index", _int, c_comm)
+topology_create = _declare("collie_topology_create", c_status, _int, _int, _int, P(c_topo))
+topology_from_edges = _declare("collie_topology_from_edges", c_status, _int, _size, P(_int),
+                               P(_int), P(_dbl), P(c_topo))
+topology_free = _declare("collie_topology_free", None, c_topo)
+topology_size = _declare("collie_topology_size", _int, c_topo)
+topology_in = _declare("collie_topology_in", _int, c_topo, _int, P(_int), P(_dbl), _int)
+topology_out = _declare("collie_topology_out", _int, c_topo, _int, P(_int), P(_dbl), _int)
+topology_self_weight = _declare("collie_topology_self_weight", _dbl, c_topo, _int)
+
+
+class TopologyProps(ctypes.Structure):
+    _fields_ = [("regular", _int), ("row_stochastic", _int), ("column_stochastic", _int),
+                ("max_degree", _int), ("rho", _dbl)]
+
+
+topology_check = _declare("collie_topology_check", c_status, c_topo, P(TopologyProps))
+schedule_create = _declare("collie_schedule_create", c_status, _int, _int, _int, P(c_sched))
+schedule_from_name = _declare("collie_schedule_from_name", c_status, ctypes.c_char_p, _int,
+                              P(c_sched))
+schedule_free = _declare("collie_schedule_free", None, c_sched)
+schedule_period = _declare("collie_schedule_period", _int, c_sched)
+schedule_step = _declare("collie_schedule_step", c_topo, c_sched, ctypes.c_longlong)
+
+
+class Neighbors(ctypes.Structure):
+    _fields_ = [("nrecv", _int), ("recv_ranks", P(_int)), ("recv_weights", P(_dbl)),
+                ("self_weight", _dbl), ("nsend", _int), ("send_ranks", P(_int)),
+                ("send_weights", P(_dbl))]
+
+
+neighbor_allreduce = _declare("collie_neighbor_allreduce", c_status, c_comm, c_topo, _ptr, _ptr,
+                              _size, _int)
+ineighbor_allreduce = _declare("collie_ineighbor_allreduce", c_status, c_comm, c_topo, _ptr, _ptr,
+                               _size, _int, PR)
+neighbor_allreduce_dynamic = _declare("collie_neighbor_allreduce_dynamic", c_status, c_comm,
+                                      P(Neighbors), _ptr, _ptr, _size, _int)
+ineighbor_allreduce_dynamic = _declare("collie_ineighbor_allreduce_dynamic", c_status, c_comm,
+                                       P(Neighbors), _ptr, _ptr, _size, _int, PR)
+hierarchical_neighbor_allreduce = _declare("collie_hierarchical_neighbor_allreduce", c_status,
+                                           c_comm, c_topo, _ptr, _ptr, _size, _int)
+ihierarchical_neighbor_allreduce = _declare("collie_ihierarchical_neighbor_allreduce", c_status,
+                                            c_comm, c_topo, _ptr, _ptr, _size, _int, PR)

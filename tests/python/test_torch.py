@@ -19,6 +19,8 @@ mismatch  rank 1 calls another collective: every rank raises, naming MISMATCH,
 kill      the last rank SIGKILLs itself mid-training: every other rank raises
           CollieError within COLLIE_TIMEOUT (its DDP step or the next one)
 package   the plain package: numpy arrays, non-blocking calls, split, unique ids
+neighbor  decentralized averaging from Python: topologies, schedules, per-call lists,
+          hierarchical; every result against the formula
 benchmark python -m collie.torch.benchmark, every mode, on a small resnet18: each
           prints a throughput, and acc_ratio against Gloo
 a6000     python -m collie.torch.a6000 on Fashion-MNIST, two configurations
@@ -354,6 +356,57 @@ def package():
     print("package: ok on rank %d of %d (collie %s)" % (r, n, collie.version()))
 
 
+def neighbor():
+    comm = collie.init()
+    r, n = comm.rank, comm.size
+    x = np.arange(1000, dtype=np.float64) + 10.0 * r
+
+    def formula(topo, node_value):
+        ranks, weights = topo.in_neighbors(r)
+        want = topo.self_weight(r) * node_value(r)
+        for j, w in zip(ranks, weights):
+            want = want + w * node_value(j)
+        return want
+
+    for kind, param in [("exponential", 2), ("ring", 0), ("star", 0), ("mesh", 0), ("full", 0)]:
+        topo = collie.Topology(kind, n, param)
+        props = topo.check()
+        assert props["row_stochastic"] and props["column_stochastic"], (kind, props)
+        out = comm.neighbor_allreduce(x, topo, np.empty_like(x))
+        want = formula(topo, lambda j: np.arange(1000, dtype=np.float64) + 10.0 * j)
+        assert np.allclose(out, want, rtol=0, atol=1e-12), (kind, out[:4], want[:4])
+        req = comm.ineighbor_allreduce(torch.full((7,), float(r), dtype=torch.bfloat16), topo)
+        got = req.wait().float()
+        assert torch.allclose(got, torch.full((7,), float(formula(topo, float))), atol=0.05), got
+    # a schedule reaches the exact mean in its period, at any size
+    sched = collie.Schedule("onepeer-exact", n)
+    y = np.array([3.0 * r + 1])
+    for t in range(sched.period):
+        comm.neighbor_allreduce(y, sched.step(t))
+    mean = sum(3.0 * j + 1 for j in range(n)) / n
+    assert abs(y[0] - mean) < 1e-12, (y, mean)
+    # per-call lists, with sender and receiver weights (BlueFog's dst and src weights)
+    nxt, prv = (r + 1) % n, (r - 1) % n
+    z = comm.neighbor_allreduce_dynamic(np.full(5, float(r)), recv_ranks=[prv], send_ranks=[nxt],
+                                        recv_weights=[0.5], self_weight=0.25, send_weights=[2.0])
+    assert np.all(z == 0.25 * r + 0.5 * 2.0 * prv), z
+    # between hosts: one host here, so every rank gets the mean
+    h = comm.hierarchical_neighbor_allreduce(np.full(3, float(r)),
+                                             collie.Topology("full", comm.host_count))
+    assert np.allclose(h, (n - 1) / 2.0), h
+    try:
+        comm.neighbor_allreduce(x, collie.Topology("ring", n + 1))
+        raise AssertionError("a topology of another size was accepted")
+    except collie.CollieError as e:
+        assert e.status == "INVALID_ARG" and "nodes" in str(e), e
+    try:
+        collie.Schedule("torus", n)
+        raise AssertionError("an unknown schedule was accepted")
+    except collie.CollieError as e:
+        assert "no topology 'torus'" in str(e), e
+    comm.finalize()
+
+
 def needs(module, path=None):
     try:
         __import__(module)
@@ -412,4 +465,5 @@ def a6000():
 
 if __name__ == "__main__":
     {"ops": ops, "ddp": ddp, "hooks": hooks, "optimizer": optimizer, "mismatch": mismatch,
-     "kill": kill, "package": package, "benchmark": benchmark, "a6000": a6000}[sys.argv[1]]()
+     "kill": kill, "package": package, "neighbor": neighbor, "benchmark": benchmark,
+     "a6000": a6000}[sys.argv[1]]()

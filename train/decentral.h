@@ -1,0 +1,60 @@
+/*
+ * decentral.h - decentralized training (BlueFog's model): no gradient
+ * allreduce; each rank updates its own model with its own gradient and
+ * averages the model with its neighbours of a topology or schedule
+ * (collie_neighbor_allreduce), optionally averaging globally every H steps.
+ *
+ *   adapt-then-combine (ATC):    x <- W (x - lr g(x))
+ *   adapt-with-combine (AWC):    x <- W x - lr g(x), W x computed while g(x) is
+ *
+ * In AWC the averaging of a copy of the model overlaps the forward and
+ * backward passes (combine-while-computing).
+ */
+#ifndef COLLIE_TRAIN_DECENTRAL_H
+#define COLLIE_TRAIN_DECENTRAL_H
+
+#include <stddef.h>
+
+#include "collie.h"
+
+enum train_sync {
+    TRAIN_SYNC_ALLREDUCE,     /* gradients averaged over all ranks (the default) */
+    TRAIN_SYNC_NEIGHBOR,      /* models averaged with the topology's neighbours */
+    TRAIN_SYNC_HIER_NEIGHBOR, /* within the host, then with the neighbour hosts */
+};
+
+struct decentral {
+    collie_comm *comm;
+    collie_schedule *sched;
+    int hierarchical, awc, global_every;
+    long step;
+    float *mix;          /* AWC: the copy being averaged during the passes */
+    float *mean, *keep;  /* the epoch's mean model, and this rank's while it is evaluated */
+    collie_request *req; /* AWC: the averaging in flight */
+};
+
+/*
+ * Sets d up for sync (not ALLREDUCE) over the topology or schedule named
+ * topology (collie_schedule_from_name; over the hosts when hierarchical).
+ * 0, or -1 with a message on stderr.
+ */
+int decentral_init(struct decentral *d, collie_comm *comm, enum train_sync sync,
+                   const char *topology, int awc, int global_every, size_t nparams);
+void decentral_free(struct decentral *d);
+
+/* Before the passes: AWC starts averaging a copy of x.  0, or -1. */
+int decentral_before(struct decentral *d, const float *x, size_t n);
+/* After the passes, before the update: AWC waits and takes the averaged copy.  0, or -1. */
+int decentral_combine(struct decentral *d, float *x, size_t n);
+/* After the update: ATC averages x; every global_every steps, all ranks average.  0, or -1. */
+int decentral_after(struct decentral *d, float *x, size_t n);
+
+/*
+ * For the epoch's report: puts the mean of every rank's x in x (keeping
+ * this rank's; decentral_restore puts it back) and returns the consensus
+ * distance, sqrt(mean over ranks of ||x_r - mean||^2); -1 on failure.
+ */
+double decentral_to_mean(struct decentral *d, float *x, size_t n);
+void decentral_restore(struct decentral *d, float *x, size_t n);
+
+#endif

@@ -6,14 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int check(collie_comm *comm, collie_status st, const char *what)
-{
-    if (st == COLLIE_OK)
-        return 0;
-    fprintf(stderr, "collie train, rank %d: %s failed: %s\n  %s\n", collie_rank(comm), what,
-            collie_strerror(st), collie_last_error(comm));
-    return -1;
-}
+#include "check.h"
 
 int decentral_init(struct decentral *d, collie_comm *comm, enum train_sync sync,
                    const char *topology, int awc, int global_every, size_t nparams)
@@ -65,7 +58,7 @@ int decentral_before(struct decentral *d, const float *x, size_t n)
     if (!d->awc)
         return 0;
     memcpy(d->mix, x, n * sizeof *x);
-    return check(d->comm, average(d, d->mix, n, &d->req), "neighbour averaging");
+    return train_check(d->comm, average(d, d->mix, n, &d->req), "neighbour averaging");
 }
 
 int decentral_combine(struct decentral *d, float *x, size_t n)
@@ -74,7 +67,7 @@ int decentral_combine(struct decentral *d, float *x, size_t n)
         return 0;
     collie_status st = collie_wait(d->req);
     d->req = NULL;
-    if (check(d->comm, st, "neighbour averaging"))
+    if (train_check(d->comm, st, "neighbour averaging"))
         return -1;
     memcpy(x, d->mix, n * sizeof *x);
     return 0;
@@ -82,24 +75,24 @@ int decentral_combine(struct decentral *d, float *x, size_t n)
 
 int decentral_after(struct decentral *d, float *x, size_t n)
 {
-    if (!d->awc && check(d->comm, average(d, x, n, NULL), "neighbour averaging"))
+    if (!d->awc && train_check(d->comm, average(d, x, n, NULL), "neighbour averaging"))
         return -1;
     if (d->global_every > 0 && d->step % d->global_every == 0)
-        return check(d->comm, collie_allreduce(d->comm, x, x, n, COLLIE_FLOAT32, COLLIE_AVG),
-                     "global averaging");
+        return train_check(d->comm, collie_allreduce(d->comm, x, x, n, COLLIE_FLOAT32, COLLIE_AVG),
+                           "global averaging");
     return 0;
 }
 
 double decentral_to_mean(struct decentral *d, float *x, size_t n)
 {
-    if (check(d->comm, collie_allreduce(d->comm, x, d->mean, n, COLLIE_FLOAT32, COLLIE_AVG),
-              "model averaging"))
+    if (train_check(d->comm, collie_allreduce(d->comm, x, d->mean, n, COLLIE_FLOAT32, COLLIE_AVG),
+                    "model averaging"))
         return -1;
     double sq = 0;
     for (size_t i = 0; i < n; i++)
         sq += ((double)x[i] - d->mean[i]) * ((double)x[i] - d->mean[i]);
-    if (check(d->comm, collie_allreduce(d->comm, &sq, &sq, 1, COLLIE_FLOAT64, COLLIE_SUM),
-              "consensus distance"))
+    if (train_check(d->comm, collie_allreduce(d->comm, &sq, &sq, 1, COLLIE_FLOAT64, COLLIE_SUM),
+                    "consensus distance"))
         return -1;
     memcpy(d->keep, x, n * sizeof *x);
     memcpy(x, d->mean, n * sizeof *x);

@@ -8,19 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "dataset.h"
 #include "schedule.h"
 
 #define WARMUP_ITERS 10 /* iterations left out of the throughput statistics */
-
-static int check(collie_comm *comm, collie_status st, const char *what)
-{
-    if (st == COLLIE_OK)
-        return 0;
-    fprintf(stderr, "collie train, rank %d: %s failed: %s\n  %s\n", collie_rank(comm), what,
-            collie_strerror(st), collie_last_error(comm));
-    return -1;
-}
 
 /* Without a test file: the last sixth of the samples, in file order, become the test set. */
 static int split_off_test(struct dataset *train, struct dataset *test, char *err, size_t errlen)
@@ -82,15 +74,17 @@ static int average(collie_comm *comm, const struct train_config *c, float *grads
                    void *wire)
 {
     if (c->grad_dtype == COLLIE_FLOAT32)
-        return check(comm, collie_allreduce(comm, grads, grads, n, COLLIE_FLOAT32, COLLIE_AVG),
-                     "gradient allreduce");
+        return train_check(comm,
+                           collie_allreduce(comm, grads, grads, n, COLLIE_FLOAT32, COLLIE_AVG),
+                           "gradient allreduce");
     /* The library's own conversions: the same rounding as its reductions. */
-    if (check(comm, collie_convert(wire, c->grad_dtype, grads, COLLIE_FLOAT32, n), "compression") ||
-        check(comm, collie_allreduce(comm, wire, wire, n, c->grad_dtype, COLLIE_AVG),
-              "gradient allreduce"))
+    if (train_check(comm, collie_convert(wire, c->grad_dtype, grads, COLLIE_FLOAT32, n),
+                    "compression") ||
+        train_check(comm, collie_allreduce(comm, wire, wire, n, c->grad_dtype, COLLIE_AVG),
+                    "gradient allreduce"))
         return -1;
-    return check(comm, collie_convert(grads, COLLIE_FLOAT32, wire, c->grad_dtype, n),
-                 "decompression");
+    return train_check(comm, collie_convert(grads, COLLIE_FLOAT32, wire, c->grad_dtype, n),
+                       "decompression");
 }
 
 static double evaluate(collie_comm *comm, struct mlp *m, const struct dataset *test)
@@ -103,8 +97,8 @@ static double evaluate(collie_comm *comm, struct mlp *m, const struct dataset *t
         int b = hi - i < m->max_batch ? hi - i : m->max_batch;
         correct += mlp_correct(m, test->x + (size_t)i * (size_t)test->dim, test->y + i, b);
     }
-    if (check(comm, collie_allreduce(comm, &correct, &correct, 1, COLLIE_INT64, COLLIE_SUM),
-              "accuracy allreduce"))
+    if (train_check(comm, collie_allreduce(comm, &correct, &correct, 1, COLLIE_INT64, COLLIE_SUM),
+                    "accuracy allreduce"))
         return -1;
     return (double)correct / test->n;
 }
@@ -146,7 +140,7 @@ static void issue_layer(void *arg, size_t off, size_t n)
                                            &u->req[u->nreq]);
     if (st != COLLIE_OK && !u->issue_failed) {
         u->issue_failed = 1;
-        check(u->comm, st, "gradient allreduce");
+        train_check(u->comm, st, "gradient allreduce");
     }
     u->nreq += st == COLLIE_OK;
 }
@@ -155,8 +149,8 @@ static void issue_layer(void *arg, size_t off, size_t n)
 static int load_everywhere(struct run *u)
 {
     int loaded = load(u->c, &u->train, &u->test, u->rank) == 0, all = loaded;
-    if (check(u->comm, collie_allreduce(u->comm, &all, &all, 1, COLLIE_INT32, COLLIE_MIN),
-              "start") == 0 &&
+    if (train_check(u->comm, collie_allreduce(u->comm, &all, &all, 1, COLLIE_INT32, COLLIE_MIN),
+                    "start") == 0 &&
         all)
         return 0;
     if (loaded) {
@@ -199,8 +193,9 @@ static int setup(struct run *u)
                      (long)c->warmup_epochs * u->steps_per_epoch, c->plateau_factor,
                      c->plateau_patience, c->min_lr);
     /* Same seed, same weights; the broadcast makes it so whatever the seed does. */
-    return check(u->comm, collie_broadcast(u->comm, u->m.params, u->m.nparams, COLLIE_FLOAT32, 0),
-                 "broadcast");
+    return train_check(u->comm,
+                       collie_broadcast(u->comm, u->m.params, u->m.nparams, COLLIE_FLOAT32, 0),
+                       "broadcast");
 }
 
 /* Copies this rank's share of step s's global batch into xb, yb. */
@@ -278,9 +273,10 @@ static int step(struct run *u, int e, int s, double *loss_sum)
     double t0 = collie_wtime();
     *loss_sum += mlp_forward_backward(&u->m, u->xb, u->yb, c->batch, 1);
     double t1 = collie_wtime();
-    if (overlap ? check(u->comm, collie_waitall((size_t)u->nreq, u->req), "gradient allreduce") ||
-                      u->issue_failed
-                : average(u->comm, c, u->m.grads, u->m.nparams, u->wire))
+    if (overlap
+            ? train_check(u->comm, collie_waitall((size_t)u->nreq, u->req), "gradient allreduce") ||
+                  u->issue_failed
+            : average(u->comm, c, u->m.grads, u->m.nparams, u->wire))
         return -1;
     collie_get_counters(u->comm, NULL, &after);
     u->grad_bytes += (double)(after - before);
@@ -311,8 +307,8 @@ static int epoch(struct run *u, int e, int *stop)
         if (step(u, e, s, &loss_sum))
             return -1;
     double loss = loss_sum;
-    if (check(u->comm, collie_allreduce(u->comm, &loss, &loss, 1, COLLIE_FLOAT64, COLLIE_SUM),
-              "loss"))
+    if (train_check(u->comm, collie_allreduce(u->comm, &loss, &loss, 1, COLLIE_FLOAT64, COLLIE_SUM),
+                    "loss"))
         return -1;
     /* Decentralized: the mean model is the one evaluated, and its spread reported. */
     double consensus = 0;

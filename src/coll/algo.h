@@ -122,6 +122,32 @@ collie_status collie__hierarchical_neighbor_allreduce(collie_comm *comm,
 collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct collie__op *op);
 
 /*
+ * The hierarchical algorithms' slices: each chunk of the data splits into
+ * as many slices as the largest host has ranks, and slice s belongs to local
+ * rank s mod (ranks on that host), so owners on uneven hosts agree on every
+ * length.  This is slice s's owner on host h.
+ */
+static inline int collie__slice_owner(const collie_comm *comm, int h, int s)
+{
+    int first = comm->hosts.start[h], on_host = comm->hosts.start[h + 1] - first;
+    return comm->hosts.ranks[first + s % on_host];
+}
+
+/* The exchange between hosts of one slice (s), in place on its count elements. */
+typedef collie_status (*collie__slice_fn)(collie_comm *comm, const struct collie__op *op, int s,
+                                          unsigned char *buf, size_t count, void *ctx);
+
+/*
+ * The staging of the hierarchical algorithms (hierarchical.c): op's data
+ * goes through the host's window chunk by chunk; each local rank reduces its
+ * slices over the host's slots with local_op (COLLIE_AVG: divided by the
+ * host's ranks) and hands each to cross; then every rank copies every slice
+ * out into op->recvbuf.
+ */
+collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie__op *op,
+                                          collie_op local_op, collie__slice_fn cross, void *ctx);
+
+/*
  * Reads COLLIE_ALGO into comm's forced choices.  Unknown names are an error
  * that lists what exists (a typo must not silently fall back).
  */

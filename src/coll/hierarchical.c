@@ -23,35 +23,27 @@
 
 #define RD_MAX_BYTES (64u << 10) /* cross-host slices below this use recursive doubling */
 
-/* The global rank that owns slice s on host h. */
-static int owner(const collie_comm *comm, int h, int s)
+/* The cross-host step of allreduce: the owners of slice s allreduce it. */
+static collie_status across_hosts(collie_comm *comm, const struct collie__op *op, int s,
+                                  unsigned char *buf, size_t count, void *members_)
 {
-    int first = comm->hosts.start[h], on_host = comm->hosts.start[h + 1] - first;
-    return comm->hosts.ranks[first + s % on_host];
-}
-
-static collie_status across_hosts(collie_comm *comm, int s, int *members, unsigned char *buf,
-                                  size_t count, const struct collie__op *op)
-{
+    int *members = members_;
     for (int h = 0; h < comm->nhosts; h++)
-        members[h] = owner(comm, h, s);
+        members[h] = collie__slice_owner(comm, h, s);
     struct collie__group g = {comm->nhosts, comm->hosts.host_of[comm->rank], members};
     if (count * op->elem_size < RD_MAX_BYTES)
         return collie__rd_allreduce(comm, &g, buf, count, op->dtype, op->op, comm->size);
     return collie__ring_allreduce(comm, &g, buf, count, op->dtype, op->op, comm->size);
 }
 
-collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct collie__op *op)
+collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie__op *op,
+                                          collie_op local_op, collie__slice_fn cross, void *ctx)
 {
     const int n = comm->local_size, me = comm->local_rank, slices = comm->hosts.max_local;
     const size_t es = op->elem_size, chunk = collie__win_bytes(comm) / es;
     const unsigned char *send = op->sendbuf;
     unsigned char *recv = op->recvbuf;
     const void **srcs = comm->scratch_srcs;
-    collie_op local_op = op->op == COLLIE_AVG ? COLLIE_SUM : op->op;
-    int *members = collie__scratch(comm, COLLIE_SCRATCH_WORK, sizeof(int) * (size_t)comm->nhosts);
-    if (!members)
-        return comm->failed;
     for (size_t off = 0; off < op->count; off += chunk) {
         size_t m = op->count - off < chunk ? op->count - off : chunk;
         unsigned parity = collie__win_round(comm);
@@ -62,8 +54,8 @@ collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct col
             size_t lo = collie__seg(m, s, slices), hi = collie__seg(m, s + 1, slices);
             for (int r = 0; r < n; r++)
                 srcs[r] = (const unsigned char *)collie__win_slot(comm, r, parity) + lo * es;
-            collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, local_op, 1, 0);
-            st = across_hosts(comm, s, members, mine + lo * es, hi - lo, op);
+            collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, local_op, n, 0);
+            st = cross(comm, op, s, mine + lo * es, hi - lo, ctx);
         }
         if (st == COLLIE_OK)
             st = collie__win_sync(comm);
@@ -76,4 +68,14 @@ collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct col
         }
     }
     return COLLIE_OK;
+}
+
+collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct collie__op *op)
+{
+    int *members = collie__scratch(comm, COLLIE_SCRATCH_WORK, sizeof(int) * (size_t)comm->nhosts);
+    if (!members)
+        return comm->failed;
+    /* AVG: summed within the host, divided by the communicator's size across hosts */
+    return collie__hierarchical_staged(comm, op, op->op == COLLIE_AVG ? COLLIE_SUM : op->op,
+                                       across_hosts, members);
 }

@@ -153,11 +153,13 @@ collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie_
     const struct collie__nbr_plan *p = op->nbr;
     int staged = needs_stage(op), nx = p->nsend + p->nrecv;
     struct stream s;
+    if (!op->count) /* an empty slice of hierarchical's: empty on every rank */
+        return COLLIE_OK;
     if (carve(comm, op, &s, staged) != 0)
         return collie__fail(comm, COLLIE_ERR_NOMEM,
                             "rank %d: no memory for neighbor_allreduce's %d chunk buffers",
                             comm->rank, 2 * p->nrecv + (staged ? p->nsend : 0));
-    uint64_t timeout_ns = (uint64_t)(comm->timeout_s * 1e9), stalled_since = 0;
+    uint64_t stalled_since = 0;
     size_t folded = 0;
     for (;;) {
         start(comm, op, &s, folded, staged);
@@ -182,10 +184,7 @@ collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie_
             stalled_since = 0;
             continue;
         }
-        uint64_t now = collie__now_ns();
-        if (!stalled_since) {
-            stalled_since = now;
-        } else if (now - stalled_since >= timeout_ns) {
+        if (collie__xfer_timed_out(comm, &stalled_since)) {
             int w = 0;
             while (w < nx - 1 && !s.busy[w])
                 w++;
@@ -200,7 +199,7 @@ collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie_
         int pending = 0;
         for (int i = 0; i < nx; i++)
             pending += s.busy[i];
-        st = collie__xfer_sleep(comm, s.x, nx, pending > 1 ? now + RELOOK_NS : 0);
+        st = collie__xfer_sleep(comm, s.x, nx, pending > 1 ? collie__now_ns() + RELOOK_NS : 0);
         if (st != COLLIE_OK)
             return st;
     }

@@ -23,28 +23,20 @@
 #define KERNEL
 #endif
 
-/* acc[j] (+)= w * y[j]: the first term sets, the others add. */
-KERNEL static void axpy_f32(float *restrict acc, const float *restrict y, float w, size_t m,
-                            int first)
-{
-    if (first)
-        for (size_t j = 0; j < m; j++)
-            acc[j] = w * y[j];
-    else
-        for (size_t j = 0; j < m; j++)
-            acc[j] += w * y[j];
-}
-
-KERNEL static void axpy_f64(double *restrict acc, const double *restrict y, double w, size_t m,
-                            int first)
-{
-    if (first)
-        for (size_t j = 0; j < m; j++)
-            acc[j] = w * y[j];
-    else
-        for (size_t j = 0; j < m; j++)
-            acc[j] += w * y[j];
-}
+/* axpy_T: acc[j] (+)= w * y[j], the first term setting, the others adding. */
+#define DEFINE_AXPY(NAME, T)                                                                       \
+    KERNEL static void axpy_##NAME(T *restrict acc, const T *restrict y, T w, size_t m, int first) \
+    {                                                                                              \
+        if (first)                                                                                 \
+            for (size_t j = 0; j < m; j++)                                                         \
+                acc[j] = w * y[j];                                                                 \
+        else                                                                                       \
+            for (size_t j = 0; j < m; j++)                                                         \
+                acc[j] += w * y[j];                                                                \
+    }
+DEFINE_AXPY(f32, float)
+DEFINE_AXPY(f64, double)
+#undef DEFINE_AXPY
 
 /* m elements of a float32-computed dtype at p, as float32 (p itself when it is float32). */
 static const float *as_f32(const void *p, collie_dtype dtype, float *tmp, size_t m)

@@ -119,8 +119,7 @@ collie_status collie__xfer_sleep(collie_comm *comm, struct collie__xfer *x, int 
 
 collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
 {
-    uint64_t timeout_ns = (uint64_t)(comm->timeout_s * 1e9);
-    uint64_t stalled_since = 0; /* the clock is read only once nothing moves */
+    uint64_t stalled_since = 0;
     for (;;) {
         int left = 0, moved = 0;
         collie_status st = collie__xfer_poll(comm, x, n, &moved);
@@ -134,10 +133,7 @@ collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
             stalled_since = 0;
             continue;
         }
-        uint64_t now = collie__now_ns();
-        if (!stalled_since) {
-            stalled_since = now;
-        } else if (now - stalled_since >= timeout_ns) {
+        if (collie__xfer_timed_out(comm, &stalled_since)) {
             const struct collie__xfer *w = NULL;
             for (int i = 0; i < n && !w; i++)
                 w = x[i].left ? &x[i] : NULL;

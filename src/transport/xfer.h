@@ -31,6 +31,21 @@ void collie__xfer_init(collie_comm *comm, struct collie__xfer *x,
  */
 collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n);
 
+/*
+ * A driver's deadline, for a pass in which nothing moved (one that moved
+ * sets *since = 0): starts the no-progress clock, or says (1) that
+ * COLLIE_TIMEOUT has run out on it.  The clock is read only when stalled.
+ */
+static inline int collie__xfer_timed_out(const collie_comm *comm, uint64_t *since)
+{
+    uint64_t now = collie__now_ns();
+    if (!*since) {
+        *since = now;
+        return 0;
+    }
+    return now - *since >= (uint64_t)(comm->timeout_s * 1e9);
+}
+
 /* One step of most algorithms: send to `to` while receiving from `from`. */
 collie_status collie__xfer_sendrecv(collie_comm *comm, int to, const void *sbuf, size_t slen,
                                     int from, void *rbuf, size_t rlen);

@@ -553,6 +553,24 @@ COLLIE_API collie_status collie_ineighbor_allreduce(collie_comm *comm, const col
                                                     collie_request **req);
 
 /*
+ * The same step on float32 data that travels as wire_dtype (COLLIE_FLOAT16
+ * or COLLIE_BFLOAT16: half the bytes): each rank's data is rounded once
+ * to wire_dtype as it leaves, and combined in float32 with the rank's own
+ * value at full precision.  Error bound per element, against the float32
+ * step: sum over in-neighbours j of |W[i][j]| |x_j| u, u = 2^-11 for
+ * float16, 2^-8 for bfloat16 (float16 overflows past 65504).  Every
+ * neighbour must use the same wire_dtype (MISMATCH otherwise).
+ */
+COLLIE_API collie_status collie_neighbor_allreduce_compressed(collie_comm *comm,
+                                                              const collie_topology *topo,
+                                                              const float *sendbuf, float *recvbuf,
+                                                              size_t count,
+                                                              collie_dtype wire_dtype);
+COLLIE_API collie_status collie_ineighbor_allreduce_compressed(
+    collie_comm *comm, const collie_topology *topo, const float *sendbuf, float *recvbuf,
+    size_t count, collie_dtype wire_dtype, collie_request **req);
+
+/*
  * Decentralized averaging between hosts (BlueFog's
  * hierarchical_neighbor_allreduce), each host's ranks acting as one node:
  * topo is over the hosts (collie_host_count nodes), and every rank of host h

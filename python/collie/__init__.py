@@ -297,10 +297,18 @@ class Comm:
         return self._compressed(False, send, out, wire, op)
 
     # ---- decentralized averaging (topology.py) ------------------------------------------
-    def _neighbor(self, blocking, send, out, topology, hierarchical):
+    def _neighbor(self, blocking, send, out, topology, hierarchical, wire=None):
         sp, rp, sn, rn, t = _pair(send, out)
         if rn != sn:
             raise ValueError("collie: neighbour buffers differ in length (%d, %d)" % (sn, rn))
+        if wire is not None:
+            if t != FLOAT32:
+                raise TypeError("collie: a compressed neighbour step takes float32 buffers")
+            fn = _lib.neighbor_allreduce_compressed if blocking else \
+                _lib.ineighbor_allreduce_compressed
+            return self._run(blocking, fn, (topology._handle, sp, rp, sn,
+                                            _DTYPE_NAMES.get(wire, wire)),
+                             [topology, send, send if out is None else out])
         if hierarchical:
             fn = _lib.hierarchical_neighbor_allreduce if blocking else \
                 _lib.ihierarchical_neighbor_allreduce
@@ -309,13 +317,14 @@ class Comm:
         return self._run(blocking, fn, (topology._handle, sp, rp, sn, t),
                          [topology, send, send if out is None else out])
 
-    def neighbor_allreduce(self, send, topology, out=None):
+    def neighbor_allreduce(self, send, topology, out=None, wire=None):
         """One averaging step over topology (a Topology, or a Schedule's step): on rank r,
-        out = W[r][r] send + sum over in-neighbours j of W[r][j] send_j; returns out."""
-        return self._neighbor(True, send, out, topology, False)
+        out = W[r][r] send + sum over in-neighbours j of W[r][j] send_j; returns out.
+        wire="float16" or "bfloat16": float32 data travels in 16 bits."""
+        return self._neighbor(True, send, out, topology, False, wire)
 
-    def ineighbor_allreduce(self, send, topology, out=None):
-        return self._neighbor(False, send, out, topology, False)
+    def ineighbor_allreduce(self, send, topology, out=None, wire=None):
+        return self._neighbor(False, send, out, topology, False, wire)
 
     def hierarchical_neighbor_allreduce(self, send, topology, out=None):
         """The same between hosts: topology over host_count nodes, each host's mean as a node."""

@@ -153,3 +153,7 @@ hierarchical_neighbor_allreduce = _declare("collie_hierarchical_neighbor_allredu
                                            c_comm, c_topo, _ptr, _ptr, _size, _int)
 ihierarchical_neighbor_allreduce = _declare("collie_ihierarchical_neighbor_allreduce", c_status,
                                             c_comm, c_topo, _ptr, _ptr, _size, _int, PR)
+neighbor_allreduce_compressed = _declare("collie_neighbor_allreduce_compressed", c_status, c_comm,
+                                         c_topo, _ptr, _ptr, _size, _int)
+ineighbor_allreduce_compressed = _declare("collie_ineighbor_allreduce_compressed", c_status,
+                                          c_comm, c_topo, _ptr, _ptr, _size, _int, PR)

@@ -137,14 +137,22 @@ static struct call *static_call(collie_comm *comm, const collie_topology *topo, 
     return c;
 }
 
+/* One call's arguments, as the public functions received them. */
+struct args {
+    enum collie__coll coll;
+    const collie_topology *topo; /* static: the step's topology */
+    const collie_neighbors *nb;  /* dynamic: this rank's lists */
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count;
+    collie_dtype dtype, wire; /* wire: what the data travels as */
+};
+
 /*
  * Checks a call and makes its plan and operation; NULL with *st set when it
- * is refused.  A static call passes topo, a dynamic one nb; coll says which
- * operation.
+ * is refused.
  */
-static struct call *prepare(collie_comm *comm, enum collie__coll coll, const collie_topology *topo,
-                            const collie_neighbors *nb, const void *sendbuf, void *recvbuf,
-                            size_t count, collie_dtype dtype, struct collie__op *o,
+static struct call *prepare(collie_comm *comm, const struct args *a, struct collie__op *o,
                             collie_status *st)
 {
     if (!comm) {
@@ -154,24 +162,30 @@ static struct call *prepare(collie_comm *comm, enum collie__coll coll, const col
     *st = atomic_load(&comm->failed);
     if (*st != COLLIE_OK)
         return NULL;
-    if (!averages(dtype)) {
+    if (!averages(a->dtype)) {
         *st = refuse(comm,
                      "dtype=%d: neighbour averaging takes COLLIE_FLOAT32, FLOAT64, FLOAT16 or "
                      "BFLOAT16",
-                     (int)dtype);
+                     (int)a->dtype);
         return NULL;
     }
-    struct call *c = nb ? dynamic_call(comm, nb, st)
-                        : static_call(comm, topo, coll == COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, st);
+    if (a->wire != a->dtype && (a->wire != COLLIE_FLOAT16 && a->wire != COLLIE_BFLOAT16)) {
+        *st = refuse(comm, "wire_dtype=%d: float32 data travels as COLLIE_FLOAT16 or BFLOAT16",
+                     (int)a->wire);
+        return NULL;
+    }
+    struct call *c =
+        a->nb ? dynamic_call(comm, a->nb, st)
+              : static_call(comm, a->topo, a->coll == COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, st);
     if (!c)
         return NULL;
-    c->plan.wire = dtype;
+    c->plan.wire = a->wire;
     *o = (struct collie__op){
-        .desc = {.coll = (uint8_t)coll},
-        .sendbuf = sendbuf,
-        .recvbuf = recvbuf,
-        .count = count,
-        .dtype = dtype,
+        .desc = {.coll = (uint8_t)a->coll},
+        .sendbuf = a->sendbuf,
+        .recvbuf = a->recvbuf,
+        .count = a->count,
+        .dtype = a->dtype,
         .op = COLLIE_SUM,
         .root = (int)c->plan.fingerprint,
     };
@@ -185,14 +199,11 @@ static struct call *prepare(collie_comm *comm, enum collie__coll coll, const col
     return c;
 }
 
-static collie_status run_blocking(collie_comm *comm, enum collie__coll coll,
-                                  const collie_topology *topo, const collie_neighbors *nb,
-                                  const void *sendbuf, void *recvbuf, size_t count,
-                                  collie_dtype dtype)
+static collie_status run_blocking(collie_comm *comm, const struct args *a)
 {
     struct collie__op o;
     collie_status st;
-    struct call *c = prepare(comm, coll, topo, nb, sendbuf, recvbuf, count, dtype, &o, &st);
+    struct call *c = prepare(comm, a, &o, &st);
     if (!c)
         return st;
     uint64_t t0 = collie__timeline_on() ? collie__now_ns() : 0;
@@ -209,17 +220,14 @@ static collie_status exec_neighbor(collie_comm *comm, struct collie_request *r)
     return collie__op_execute(comm, &r->op);
 }
 
-static collie_status run_request(collie_comm *comm, enum collie__coll coll,
-                                 const collie_topology *topo, const collie_neighbors *nb,
-                                 const void *sendbuf, void *recvbuf, size_t count,
-                                 collie_dtype dtype, collie_request **req)
+static collie_status run_request(collie_comm *comm, const struct args *a, collie_request **req)
 {
     if (!req)
         return refuse(comm, "req (the output pointer) is NULL");
     *req = NULL;
     struct collie__op o;
     collie_status st;
-    struct call *c = prepare(comm, coll, topo, nb, sendbuf, recvbuf, count, dtype, &o, &st);
+    struct call *c = prepare(comm, a, &o, &st);
     if (!c)
         return st;
     st = collie__async_issue(comm, &o, exec_neighbor, c, req);
@@ -228,48 +236,60 @@ static collie_status run_request(collie_comm *comm, enum collie__coll coll,
     return st;
 }
 
+/* The arguments of a static step over the ranks (hier: over the hosts). */
+static struct args topo_args(int hier, const collie_topology *topo, const void *sendbuf,
+                             void *recvbuf, size_t count, collie_dtype dtype, collie_dtype wire)
+{
+    return (struct args){
+        .coll = hier ? COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE : COLLIE_COLL_NEIGHBOR_ALLREDUCE,
+        .topo = topo,
+        .sendbuf = sendbuf,
+        .recvbuf = recvbuf,
+        .count = count,
+        .dtype = dtype,
+        .wire = wire,
+    };
+}
+
 collie_status collie_neighbor_allreduce(collie_comm *comm, const collie_topology *topo,
                                         const void *sendbuf, void *recvbuf, size_t count,
                                         collie_dtype dtype)
 {
-    return run_blocking(comm, COLLIE_COLL_NEIGHBOR_ALLREDUCE, topo, NULL, sendbuf, recvbuf, count,
-                        dtype);
+    struct args a = topo_args(0, topo, sendbuf, recvbuf, count, dtype, dtype);
+    return run_blocking(comm, &a);
 }
 
 collie_status collie_ineighbor_allreduce(collie_comm *comm, const collie_topology *topo,
                                          const void *sendbuf, void *recvbuf, size_t count,
                                          collie_dtype dtype, collie_request **req)
 {
-    return run_request(comm, COLLIE_COLL_NEIGHBOR_ALLREDUCE, topo, NULL, sendbuf, recvbuf, count,
-                       dtype, req);
+    struct args a = topo_args(0, topo, sendbuf, recvbuf, count, dtype, dtype);
+    return run_request(comm, &a, req);
 }
 
-collie_status collie_neighbor_allreduce_dynamic(collie_comm *comm, const collie_neighbors *nb,
-                                                const void *sendbuf, void *recvbuf, size_t count,
-                                                collie_dtype dtype)
+collie_status collie_neighbor_allreduce_compressed(collie_comm *comm, const collie_topology *topo,
+                                                   const float *sendbuf, float *recvbuf,
+                                                   size_t count, collie_dtype wire_dtype)
 {
-    if (!nb)
-        return refuse(comm, "nb (this rank's neighbours) is NULL");
-    return run_blocking(comm, COLLIE_COLL_NEIGHBOR_ALLREDUCE, NULL, nb, sendbuf, recvbuf, count,
-                        dtype);
+    struct args a = topo_args(0, topo, sendbuf, recvbuf, count, COLLIE_FLOAT32, wire_dtype);
+    return run_blocking(comm, &a);
 }
 
-collie_status collie_ineighbor_allreduce_dynamic(collie_comm *comm, const collie_neighbors *nb,
-                                                 const void *sendbuf, void *recvbuf, size_t count,
-                                                 collie_dtype dtype, collie_request **req)
+collie_status collie_ineighbor_allreduce_compressed(collie_comm *comm, const collie_topology *topo,
+                                                    const float *sendbuf, float *recvbuf,
+                                                    size_t count, collie_dtype wire_dtype,
+                                                    collie_request **req)
 {
-    if (!nb)
-        return refuse(comm, "nb (this rank's neighbours) is NULL");
-    return run_request(comm, COLLIE_COLL_NEIGHBOR_ALLREDUCE, NULL, nb, sendbuf, recvbuf, count,
-                       dtype, req);
+    struct args a = topo_args(0, topo, sendbuf, recvbuf, count, COLLIE_FLOAT32, wire_dtype);
+    return run_request(comm, &a, req);
 }
 
 collie_status collie_hierarchical_neighbor_allreduce(collie_comm *comm, const collie_topology *topo,
                                                      const void *sendbuf, void *recvbuf,
                                                      size_t count, collie_dtype dtype)
 {
-    return run_blocking(comm, COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, topo, NULL, sendbuf, recvbuf,
-                        count, dtype);
+    struct args a = topo_args(1, topo, sendbuf, recvbuf, count, dtype, dtype);
+    return run_blocking(comm, &a);
 }
 
 collie_status collie_ihierarchical_neighbor_allreduce(collie_comm *comm,
@@ -278,6 +298,41 @@ collie_status collie_ihierarchical_neighbor_allreduce(collie_comm *comm,
                                                       size_t count, collie_dtype dtype,
                                                       collie_request **req)
 {
-    return run_request(comm, COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, topo, NULL, sendbuf, recvbuf,
-                       count, dtype, req);
+    struct args a = topo_args(1, topo, sendbuf, recvbuf, count, dtype, dtype);
+    return run_request(comm, &a, req);
+}
+
+/* The arguments of a dynamic step. */
+static struct args list_args(const collie_neighbors *nb, const void *sendbuf, void *recvbuf,
+                             size_t count, collie_dtype dtype)
+{
+    return (struct args){
+        .coll = COLLIE_COLL_NEIGHBOR_ALLREDUCE,
+        .nb = nb,
+        .sendbuf = sendbuf,
+        .recvbuf = recvbuf,
+        .count = count,
+        .dtype = dtype,
+        .wire = dtype,
+    };
+}
+
+collie_status collie_neighbor_allreduce_dynamic(collie_comm *comm, const collie_neighbors *nb,
+                                                const void *sendbuf, void *recvbuf, size_t count,
+                                                collie_dtype dtype)
+{
+    if (!nb)
+        return refuse(comm, "nb (this rank's neighbours) is NULL");
+    struct args a = list_args(nb, sendbuf, recvbuf, count, dtype);
+    return run_blocking(comm, &a);
+}
+
+collie_status collie_ineighbor_allreduce_dynamic(collie_comm *comm, const collie_neighbors *nb,
+                                                 const void *sendbuf, void *recvbuf, size_t count,
+                                                 collie_dtype dtype, collie_request **req)
+{
+    if (!nb)
+        return refuse(comm, "nb (this rank's neighbours) is NULL");
+    struct args a = list_args(nb, sendbuf, recvbuf, count, dtype);
+    return run_request(comm, &a, req);
 }

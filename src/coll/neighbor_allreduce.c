@@ -82,7 +82,10 @@ static size_t chunk_len(const struct collie__op *op, const struct stream *s, siz
     return op->count - lo < s->chunk ? op->count - lo : s->chunk;
 }
 
-/* Starts every transfer that may start: the next chunk to each out-neighbour, and from each in-neighbour whose slot is free. */
+/*
+ * Starts every transfer that may start: the next chunk to each
+ * out-neighbour, and from each in-neighbour whose slot is free.
+ */
 static void start(collie_comm *comm, const struct collie__op *op, struct stream *s, size_t folded,
                   int staged)
 {

@@ -74,7 +74,8 @@ static struct call *dynamic_call(collie_comm *comm, const collie_neighbors *nb, 
 {
     unsigned char *seen = malloc((size_t)comm->size);
     if (!seen) {
-        *st = collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory", comm->rank);
+        *st = collie__fail(comm, COLLIE_ERR_NOMEM,
+                           "rank %d: no memory to check the neighbour lists", comm->rank);
         return NULL;
     }
     *st = check_list(comm, "recv", nb->nrecv, nb->recv_ranks, seen);
@@ -86,7 +87,8 @@ static struct call *dynamic_call(collie_comm *comm, const collie_neighbors *nb, 
     size_t n = (size_t)nb->nrecv + (size_t)nb->nsend;
     struct call *c = malloc(sizeof *c + n * (sizeof(int) + sizeof(double)));
     if (!c) {
-        *st = collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory", comm->rank);
+        *st = collie__fail(comm, COLLIE_ERR_NOMEM,
+                           "rank %d: no memory for a copy of %zu neighbours", comm->rank, n);
         return NULL;
     }
     c->weights = (double *)(c + 1);
@@ -129,7 +131,8 @@ static struct call *static_call(collie_comm *comm, const collie_topology *topo, 
     }
     struct call *c = malloc(sizeof *c);
     if (!c) {
-        *st = collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory", comm->rank);
+        *st = collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory for a neighbour step",
+                           comm->rank);
         return NULL;
     }
     collie__topology_plan(topo, between_hosts ? comm->hosts.host_of[comm->rank] : comm->rank,
@@ -236,13 +239,15 @@ static collie_status run_request(collie_comm *comm, const struct args *a, collie
     return st;
 }
 
-/* The arguments of a static step over the ranks (hier: over the hosts). */
-static struct args topo_args(int hier, const collie_topology *topo, const void *sendbuf,
-                             void *recvbuf, size_t count, collie_dtype dtype, collie_dtype wire)
+/* The arguments of a step: static over topo (hier: over the hosts), or dynamic over nb. */
+static struct args args_of(int hier, const collie_topology *topo, const collie_neighbors *nb,
+                           const void *sendbuf, void *recvbuf, size_t count, collie_dtype dtype,
+                           collie_dtype wire)
 {
     return (struct args){
         .coll = hier ? COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE : COLLIE_COLL_NEIGHBOR_ALLREDUCE,
         .topo = topo,
+        .nb = nb,
         .sendbuf = sendbuf,
         .recvbuf = recvbuf,
         .count = count,
@@ -255,7 +260,7 @@ collie_status collie_neighbor_allreduce(collie_comm *comm, const collie_topology
                                         const void *sendbuf, void *recvbuf, size_t count,
                                         collie_dtype dtype)
 {
-    struct args a = topo_args(0, topo, sendbuf, recvbuf, count, dtype, dtype);
+    struct args a = args_of(0, topo, NULL, sendbuf, recvbuf, count, dtype, dtype);
     return run_blocking(comm, &a);
 }
 
@@ -263,7 +268,7 @@ collie_status collie_ineighbor_allreduce(collie_comm *comm, const collie_topolog
                                          const void *sendbuf, void *recvbuf, size_t count,
                                          collie_dtype dtype, collie_request **req)
 {
-    struct args a = topo_args(0, topo, sendbuf, recvbuf, count, dtype, dtype);
+    struct args a = args_of(0, topo, NULL, sendbuf, recvbuf, count, dtype, dtype);
     return run_request(comm, &a, req);
 }
 
@@ -271,7 +276,7 @@ collie_status collie_neighbor_allreduce_compressed(collie_comm *comm, const coll
                                                    const float *sendbuf, float *recvbuf,
                                                    size_t count, collie_dtype wire_dtype)
 {
-    struct args a = topo_args(0, topo, sendbuf, recvbuf, count, COLLIE_FLOAT32, wire_dtype);
+    struct args a = args_of(0, topo, NULL, sendbuf, recvbuf, count, COLLIE_FLOAT32, wire_dtype);
     return run_blocking(comm, &a);
 }
 
@@ -280,7 +285,7 @@ collie_status collie_ineighbor_allreduce_compressed(collie_comm *comm, const col
                                                     size_t count, collie_dtype wire_dtype,
                                                     collie_request **req)
 {
-    struct args a = topo_args(0, topo, sendbuf, recvbuf, count, COLLIE_FLOAT32, wire_dtype);
+    struct args a = args_of(0, topo, NULL, sendbuf, recvbuf, count, COLLIE_FLOAT32, wire_dtype);
     return run_request(comm, &a, req);
 }
 
@@ -288,7 +293,7 @@ collie_status collie_hierarchical_neighbor_allreduce(collie_comm *comm, const co
                                                      const void *sendbuf, void *recvbuf,
                                                      size_t count, collie_dtype dtype)
 {
-    struct args a = topo_args(1, topo, sendbuf, recvbuf, count, dtype, dtype);
+    struct args a = args_of(1, topo, NULL, sendbuf, recvbuf, count, dtype, dtype);
     return run_blocking(comm, &a);
 }
 
@@ -298,23 +303,8 @@ collie_status collie_ihierarchical_neighbor_allreduce(collie_comm *comm,
                                                       size_t count, collie_dtype dtype,
                                                       collie_request **req)
 {
-    struct args a = topo_args(1, topo, sendbuf, recvbuf, count, dtype, dtype);
+    struct args a = args_of(1, topo, NULL, sendbuf, recvbuf, count, dtype, dtype);
     return run_request(comm, &a, req);
-}
-
-/* The arguments of a dynamic step. */
-static struct args list_args(const collie_neighbors *nb, const void *sendbuf, void *recvbuf,
-                             size_t count, collie_dtype dtype)
-{
-    return (struct args){
-        .coll = COLLIE_COLL_NEIGHBOR_ALLREDUCE,
-        .nb = nb,
-        .sendbuf = sendbuf,
-        .recvbuf = recvbuf,
-        .count = count,
-        .dtype = dtype,
-        .wire = dtype,
-    };
 }
 
 collie_status collie_neighbor_allreduce_dynamic(collie_comm *comm, const collie_neighbors *nb,
@@ -323,7 +313,7 @@ collie_status collie_neighbor_allreduce_dynamic(collie_comm *comm, const collie_
 {
     if (!nb)
         return refuse(comm, "nb (this rank's neighbours) is NULL");
-    struct args a = list_args(nb, sendbuf, recvbuf, count, dtype);
+    struct args a = args_of(0, NULL, nb, sendbuf, recvbuf, count, dtype, dtype);
     return run_blocking(comm, &a);
 }
 
@@ -333,6 +323,6 @@ collie_status collie_ineighbor_allreduce_dynamic(collie_comm *comm, const collie
 {
     if (!nb)
         return refuse(comm, "nb (this rank's neighbours) is NULL");
-    struct args a = list_args(nb, sendbuf, recvbuf, count, dtype);
+    struct args a = args_of(0, NULL, nb, sendbuf, recvbuf, count, dtype, dtype);
     return run_request(comm, &a, req);
 }

@@ -62,6 +62,13 @@ static collie_status refuse(const char *what)
     return COLLIE_ERR_INVALID_ARG;
 }
 
+/* NOMEM, saying for what (collie_last_error(NULL)). */
+static collie_status no_memory(const char *what)
+{
+    collie__api_error("collie_topology: no memory for %s", what);
+    return COLLIE_ERR_NOMEM;
+}
+
 enum weighting { GIVEN, UNIFORM, METROPOLIS, DEFAULT };
 
 static uint32_t fnv1a(uint32_t h, const void *p, size_t n)
@@ -95,7 +102,7 @@ static collie_status build(int size, struct edge *e, size_t n, enum weighting ho
 {
     collie_topology *t = calloc(1, sizeof *t);
     if (!t)
-        return COLLIE_ERR_NOMEM;
+        return no_memory("a topology");
     t->size = size;
     size_t s1 = (size_t)size + 1;
     t->in_start = calloc(s1, sizeof(int)), t->out_start = calloc(s1, sizeof(int));
@@ -105,7 +112,7 @@ static collie_status build(int size, struct edge *e, size_t n, enum weighting ho
     if (!t->in_start || !t->out_start || !t->in_rank || !t->out_rank || !t->in_w || !t->out_w ||
         !t->self) {
         collie_topology_free(t);
-        return COLLIE_ERR_NOMEM;
+        return no_memory("a topology's adjacency lists");
     }
     qsort(e, n, sizeof *e, by_receiver);
     for (size_t k = 0; k < n; k++) {
@@ -235,7 +242,7 @@ collie_status collie_topology_create(collie_topology_kind kind, int size, int pa
                       "use allreduce)");
     struct edge *e = malloc((cap ? cap : 1) * sizeof *e);
     if (!e)
-        return COLLIE_ERR_NOMEM;
+        return no_memory("the edges");
     size_t n = 0;
     enum weighting how = UNIFORM;
     for (int i = 0; i < size; i++) {
@@ -297,7 +304,7 @@ collie_status collie_topology_from_edges(int size, size_t nedges, const int *fro
         return refuse("over 2^28 edges");
     struct edge *e = malloc((nedges ? nedges : 1) * sizeof *e);
     if (!e)
-        return COLLIE_ERR_NOMEM;
+        return no_memory("the edges");
     for (size_t k = 0; k < nedges; k++) {
         if (from[k] < 0 || from[k] >= size || to[k] < 0 || to[k] >= size || from[k] == to[k]) {
             free(e);
@@ -428,7 +435,7 @@ collie_status collie_topology_check(const collie_topology *t, collie_topology_pr
     props->regular = props->row_stochastic = props->column_stochastic = 1;
     double *column = calloc((size_t)n, sizeof *column);
     if (!column)
-        return COLLIE_ERR_NOMEM;
+        return no_memory("the check's column sums");
     for (int i = 0; i < n; i++) {
         int in = t->in_start[i + 1] - t->in_start[i], out = t->out_start[i + 1] - t->out_start[i];
         props->regular &=

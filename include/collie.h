@@ -624,6 +624,52 @@ COLLIE_API collie_status collie_ineighbor_allreduce_dynamic(collie_comm *comm,
                                                             size_t count, collie_dtype dtype,
                                                             collie_request **req);
 
+/*
+ * BlueFog's neighbor_allgather: recvbuf receives the sendbufs of this
+ * rank's in-neighbours, count elements each, one after the other in the
+ * order collie_topology_in lists them (increasing rank); this rank's own
+ * data is not among them.  recvbuf holds in-degree x count elements and
+ * must not overlap sendbuf.  Any dtype.  Order, failures and moved bytes as
+ * collie_neighbor_allreduce; in-neighbours' data lands straight in recvbuf.
+ */
+COLLIE_API collie_status collie_neighbor_allgather(collie_comm *comm, const collie_topology *topo,
+                                                   const void *sendbuf, void *recvbuf, size_t count,
+                                                   collie_dtype dtype);
+COLLIE_API collie_status collie_ineighbor_allgather(collie_comm *comm, const collie_topology *topo,
+                                                    const void *sendbuf, void *recvbuf,
+                                                    size_t count, collie_dtype dtype,
+                                                    collie_request **req);
+
+/*
+ * The same over lists given per call: recvbuf receives nb->nrecv blocks in
+ * nb->recv_ranks' order; the weights in nb are not used.
+ */
+COLLIE_API collie_status collie_neighbor_allgather_dynamic(collie_comm *comm,
+                                                           const collie_neighbors *nb,
+                                                           const void *sendbuf, void *recvbuf,
+                                                           size_t count, collie_dtype dtype);
+COLLIE_API collie_status collie_ineighbor_allgather_dynamic(collie_comm *comm,
+                                                            const collie_neighbors *nb,
+                                                            const void *sendbuf, void *recvbuf,
+                                                            size_t count, collie_dtype dtype,
+                                                            collie_request **req);
+
+/*
+ * BlueFog's pair_gossip: this rank and peer exchange their data, and each
+ * computes recvbuf = self_weight sendbuf + pair_weight (the peer's sendbuf)
+ * (0.5 and 0.5 average the pair).  peer must call it with this rank as its
+ * peer, in the same place among its collectives; a dynamic step with one
+ * neighbour each way, so dtypes, in place and failures are
+ * collie_neighbor_allreduce_dynamic's.
+ */
+COLLIE_API collie_status collie_pair_gossip(collie_comm *comm, int peer, const void *sendbuf,
+                                            void *recvbuf, size_t count, collie_dtype dtype,
+                                            double self_weight, double pair_weight);
+COLLIE_API collie_status collie_ipair_gossip(collie_comm *comm, int peer, const void *sendbuf,
+                                             void *recvbuf, size_t count, collie_dtype dtype,
+                                             double self_weight, double pair_weight,
+                                             collie_request **req);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,7 +3,8 @@
  * computes, from every rank's input, the result the formula gives and
  * compares its own output with it bit for bit (the reference adds the same
  * terms in the same order and the same precision as the library promises).
- *   test_neighbor static|dynamic|compressed|hierarchical|consensus|schedule|straggler|mismatch|kill|badargs
+ *   test_neighbor static|dynamic|compressed|hierarchical|consensus|schedule|allgather|
+ *                 straggler|mismatch|kill|badargs
  */
 #include <math.h>
 #include <signal.h>
@@ -161,25 +162,27 @@ static collie_topology *make(collie_topology_kind kind, int param)
     return t;
 }
 
+/* The topologies the tests average and gather over. */
+static const struct {
+    collie_topology_kind kind;
+    int param;
+    const char *name;
+} topologies[] = {
+    {COLLIE_TOPO_EXPONENTIAL, 2, "exponential-2"},
+    {COLLIE_TOPO_EXPONENTIAL, 3, "exponential-3"},
+    {COLLIE_TOPO_SYMMETRIC_EXPONENTIAL, 2, "symmetric exponential-2"},
+    {COLLIE_TOPO_RING, 0, "ring"},
+    {COLLIE_TOPO_RING, 1, "one-way ring"},
+    {COLLIE_TOPO_MESH, 0, "mesh"},
+    {COLLIE_TOPO_STAR, 0, "star"},
+    {COLLIE_TOPO_FULL, 0, "full"},
+};
+
 static void static_scenario(void)
 {
-    static const struct {
-        collie_topology_kind kind;
-        int param;
-        const char *name;
-    } kinds[] = {
-        {COLLIE_TOPO_EXPONENTIAL, 2, "exponential-2"},
-        {COLLIE_TOPO_EXPONENTIAL, 3, "exponential-3"},
-        {COLLIE_TOPO_SYMMETRIC_EXPONENTIAL, 2, "symmetric exponential-2"},
-        {COLLIE_TOPO_RING, 0, "ring"},
-        {COLLIE_TOPO_RING, 1, "one-way ring"},
-        {COLLIE_TOPO_MESH, 0, "mesh"},
-        {COLLIE_TOPO_STAR, 0, "star"},
-        {COLLIE_TOPO_FULL, 0, "full"},
-    };
-    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
-        collie_topology *t = make(kinds[k].kind, kinds[k].param);
-        check_topology(t, kinds[k].name);
+    for (size_t k = 0; k < sizeof topologies / sizeof *topologies; k++) {
+        collie_topology *t = make(topologies[k].kind, topologies[k].param);
+        check_topology(t, topologies[k].name);
         collie_topology_free(t);
     }
     /* The values: x_r = r over exponential-2. */
@@ -469,6 +472,99 @@ static void schedule_scenario(void)
     }
 }
 
+/* recvbuf of a gather from the n ranks in from: each one's input, count elements each. */
+static void check_gathered(collie_dtype t, const void *got, int n, const int *from, size_t count,
+                           const char *what)
+{
+    size_t es = test_dtype_size(t);
+    unsigned char *want = alloc((size_t)n * count * es + 1);
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < count; i++)
+            test_put(t, want + (size_t)k * count * es, i, input(from[k], i));
+    for (size_t b = 0; b < (size_t)n * count * es; b++)
+        CHECK(((const unsigned char *)got)[b] == want[b],
+              "%s, %s, rank %d of %d: byte %zu (block %zu, from rank %d) differs", what,
+              test_dtype_name(t), rank, size, b, b / (count * es), from[b / (count * es)]);
+    free(want);
+}
+
+/*
+ * neighbor_allgather over every topology (blocking and not, every dtype,
+ * one to three chunks), over per-call lists, and pair gossip between
+ * ranks 2k and 2k+1 (the last of an odd count sits out).
+ */
+static void allgather_scenario(void)
+{
+    static const collie_dtype all[] = {COLLIE_FLOAT32,  COLLIE_FLOAT64, COLLIE_FLOAT16,
+                                       COLLIE_BFLOAT16, COLLIE_INT8,    COLLIE_INT32,
+                                       COLLIE_INT64,    COLLIE_UINT8};
+    int *from = alloc((size_t)size * sizeof *from);
+    for (size_t k = 0; k < sizeof topologies / sizeof *topologies; k++) {
+        collie_topology *topo = make(topologies[k].kind, topologies[k].param);
+        int n = collie_topology_in(topo, rank, from, NULL, size);
+        for (size_t ti = 0; ti < sizeof all / sizeof *all; ti++) {
+            collie_dtype t = all[ti];
+            for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++) {
+                size_t count = counts[ci], es = test_dtype_size(t);
+                void *x = alloc(count * es), *y = alloc((size_t)n * count * es);
+                fill(t, x, count);
+                memset(y, 0x7f, (size_t)n * count * es);
+                char what[120];
+                snprintf(what, sizeof what, "neighbor_allgather over %s, count %zu%s",
+                         topologies[k].name, count, ci == 1 ? ", non-blocking" : "");
+                if (ci == 1) {
+                    collie_request *req;
+                    CHECK_OK(comm, collie_ineighbor_allgather(comm, topo, x, y, count, t, &req));
+                    CHECK_OK(comm, collie_wait(req));
+                } else {
+                    CHECK_OK(comm, collie_neighbor_allgather(comm, topo, x, y, count, t));
+                }
+                check_gathered(t, y, n, from, count, what);
+                free(x), free(y);
+            }
+        }
+        collie_topology_free(topo);
+    }
+    /* Per-call lists: from rank - 1 - s and rank - 2 - s, in that order. */
+    for (int s = 0; s < 3 && size > 1; s++) {
+        int nb = size < 3 ? 1 : 2, send[2], recv[2];
+        for (int k = 0; k < nb; k++) {
+            int off = 1 + (s + k) % (size - 1);
+            send[k] = (rank + off) % size;
+            recv[k] = (rank - off + size) % size;
+        }
+        collie_neighbors lists = {.nrecv = nb, .recv_ranks = recv, .nsend = nb, .send_ranks = send};
+        size_t count = counts[s];
+        int32_t *x = alloc(count * 4), *y = alloc((size_t)nb * count * 4);
+        fill(COLLIE_INT32, x, count);
+        CHECK_OK(comm, collie_neighbor_allgather_dynamic(comm, &lists, x, y, count, COLLIE_INT32));
+        check_gathered(COLLIE_INT32, y, nb, recv, count, "dynamic neighbor_allgather");
+        free(x), free(y);
+    }
+    /* Pair gossip, weights 0.25 / 0.75, blocking then not, in place. */
+    int peer = rank ^ 1;
+    for (int mode = 0; mode < 2 && peer < size; mode++) {
+        size_t count = counts[2];
+        float *x = alloc(count * 4);
+        fill(COLLIE_FLOAT32, x, count);
+        if (mode == 0) {
+            CHECK_OK(comm, collie_pair_gossip(comm, peer, x, x, count, COLLIE_FLOAT32, 0.25, 0.75));
+        } else {
+            collie_request *req;
+            CHECK_OK(comm, collie_ipair_gossip(comm, peer, x, x, count, COLLIE_FLOAT32, 0.25, 0.75,
+                                               &req));
+            CHECK_OK(comm, collie_wait(req));
+        }
+        for (size_t i = 0; i < count; i++) {
+            float want = 0.25f * (float)input(rank, i) + 0.75f * (float)input(peer, i);
+            CHECK(x[i] == want, "pair_gossip with rank %d, element %zu: %g, want %g", peer, i, x[i],
+                  want);
+        }
+        free(x);
+    }
+    free(from);
+}
+
 /*
  * Rank 0 averages over a one-way ring, the others over exponential-2: the
  * first message between ranks of different graphs fails the receiver with
@@ -583,6 +679,13 @@ static void badargs_scenario(void)
     collie_neighbors out = {.nsend = 1, .send_ranks = &far};
     expect_invalid(collie_neighbor_allreduce_dynamic(comm, &out, x, x, 4, COLLIE_FLOAT32),
                    "outside", "a rank out of range");
+    if (size >= 2) {
+        float wide[8] = {0};
+        expect_invalid(collie_neighbor_allgather(comm, t, wide, wide, 4, COLLIE_FLOAT32),
+                       "overlaps", "a gather in place");
+        expect_invalid(collie_pair_gossip(comm, rank, x, x, 4, COLLIE_FLOAT32, .5, .5), "this rank",
+                       "gossip with itself");
+    }
     collie_request *req = (collie_request *)x;
     expect_invalid(collie_ineighbor_allreduce(comm, t, x, x, 4, COLLIE_INT8, &req), "dtype",
                    "non-blocking, integer dtype");
@@ -601,9 +704,11 @@ static void badargs_scenario(void)
 
 int main(int argc, char **argv)
 {
-    CHECK(argc == 2, "usage: test_neighbor "
-                     "static|dynamic|compressed|hierarchical|consensus|schedule|straggler|mismatch|"
-                     "kill|badargs");
+    CHECK(argc == 2,
+          "usage: test_neighbor "
+          "static|dynamic|compressed|hierarchical|consensus|schedule|allgather|straggler|"
+          "mismatch|"
+          "kill|badargs");
     comm = test_init();
     rank = collie_rank(comm);
     size = collie_size(comm);
@@ -620,6 +725,8 @@ int main(int argc, char **argv)
         consensus_scenario();
     else if (!strcmp(s, "schedule"))
         schedule_scenario();
+    else if (!strcmp(s, "allgather"))
+        allgather_scenario();
     else if (!strcmp(s, "mismatch"))
         mismatch_scenario();
     else if (!strcmp(s, "straggler"))

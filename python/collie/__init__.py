@@ -364,6 +364,39 @@ class Comm:
         return self._dynamic(False, send, out, recv_ranks, recv_weights, self_weight, send_ranks,
                              send_weights)
 
+    def _allgather_nbr(self, blocking, send, out, topology):
+        sp, rp, sn, rn, t = _pair(send, out)
+        degree = len(topology.in_neighbors(self.rank)[0])
+        if out is None or out is send or rn != degree * sn:
+            raise ValueError("collie: neighbor_allgather needs out of in-degree x len(send) = "
+                             "%d x %d elements, apart from send" % (degree, sn))
+        fn = _lib.neighbor_allgather if blocking else _lib.ineighbor_allgather
+        return self._run(blocking, fn, (topology._handle, sp, rp, sn, t), [topology, send, out])
+
+    def neighbor_allgather(self, send, topology, out):
+        """out = the in-neighbours' sends, one after the other in increasing rank order
+        (this rank's own is not among them); returns out."""
+        return self._allgather_nbr(True, send, out, topology)
+
+    def ineighbor_allgather(self, send, topology, out):
+        return self._allgather_nbr(False, send, out, topology)
+
+    def _gossip(self, blocking, send, out, peer, self_weight, pair_weight):
+        sp, rp, sn, rn, t = _pair(send, out)
+        if rn != sn:
+            raise ValueError("collie: gossip buffers differ in length (%d, %d)" % (sn, rn))
+        fn = _lib.pair_gossip if blocking else _lib.ipair_gossip
+        return self._run(blocking, fn, (int(peer), sp, rp, sn, t, float(self_weight),
+                                        float(pair_weight)), [send, send if out is None else out])
+
+    def pair_gossip(self, send, peer, self_weight=0.5, pair_weight=0.5, out=None):
+        """Exchange with peer (who calls it with this rank): out = self_weight send +
+        pair_weight (peer's send); returns out."""
+        return self._gossip(True, send, out, peer, self_weight, pair_weight)
+
+    def ipair_gossip(self, send, peer, self_weight=0.5, pair_weight=0.5, out=None):
+        return self._gossip(False, send, out, peer, self_weight, pair_weight)
+
     @contextlib.contextmanager
     def group(self):
         """Fuses the non-blocking allreduces issued inside (collie_group_start/end)."""

@@ -157,3 +157,11 @@ neighbor_allreduce_compressed = _declare("collie_neighbor_allreduce_compressed",
                                          c_topo, _ptr, _ptr, _size, _int)
 ineighbor_allreduce_compressed = _declare("collie_ineighbor_allreduce_compressed", c_status,
                                           c_comm, c_topo, _ptr, _ptr, _size, _int, PR)
+neighbor_allgather = _declare("collie_neighbor_allgather", c_status, c_comm, c_topo, _ptr, _ptr,
+                              _size, _int)
+ineighbor_allgather = _declare("collie_ineighbor_allgather", c_status, c_comm, c_topo, _ptr, _ptr,
+                               _size, _int, PR)
+pair_gossip = _declare("collie_pair_gossip", c_status, c_comm, _int, _ptr, _ptr, _size, _int, _dbl,
+                       _dbl)
+ipair_gossip = _declare("collie_ipair_gossip", c_status, c_comm, _int, _ptr, _ptr, _size, _int,
+                        _dbl, _dbl, PR)

@@ -101,7 +101,9 @@ static collie_status check_args(collie_comm *comm, struct collie__op *op)
     if (needs_recv && !op->recvbuf)
         return invalid(comm, op, "%s is NULL but count is %zu",
                        coll == COLLIE_COLL_RECV ? "buf" : "recvbuf", op->count);
-    if (needs_send && needs_recv && op->sendbuf != op->recvbuf) {
+    /* (a neighbour gather's output size depends on its plan: api/neighbor.c checks it) */
+    if (needs_send && needs_recv && op->sendbuf != op->recvbuf &&
+        coll != COLLIE_COLL_NEIGHBOR_ALLGATHER) {
         /* The NCCL in-place forms point sendbuf/recvbuf at this rank's own block. */
         size_t own = (size_t)comm->rank * op->count * op->elem_size;
         const unsigned char *s = op->sendbuf, *r = op->recvbuf;
@@ -187,7 +189,8 @@ collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
             collie__count_op(comm, lane, 1);
         return st;
     }
-    if (coll == COLLIE_COLL_NEIGHBOR_ALLREDUCE) /* each rank waits only for its neighbours */
+    if (coll == COLLIE_COLL_NEIGHBOR_ALLREDUCE || coll == COLLIE_COLL_NEIGHBOR_ALLGATHER)
+        /* each rank waits only for its neighbours */
         return run_neighbor(comm, op);
     d->seq = comm->seq;
     if (comm->size == 1) { /* every collective of one rank is a copy, if anything */

@@ -23,10 +23,11 @@ struct call {
     double *weights; /* recv then send */
 };
 
-static collie_status refuse(collie_comm *comm, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Refuses call `who` (e.g. "neighbor_allgather") with INVALID_ARG, saying why. */
+static collie_status refuse(collie_comm *comm, const char *who, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static collie_status refuse(collie_comm *comm, const char *fmt, ...)
+static collie_status refuse(collie_comm *comm, const char *who, const char *fmt, ...)
 {
     char detail[300];
     va_list ap;
@@ -34,11 +35,10 @@ static collie_status refuse(collie_comm *comm, const char *fmt, ...)
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
     if (!comm) {
-        collie__api_error("collie_neighbor_allreduce: %s", detail);
+        collie__api_error("collie_%s: %s", who, detail);
         return COLLIE_ERR_INVALID_ARG;
     }
-    return collie__fail(comm, COLLIE_ERR_INVALID_ARG, "neighbor_allreduce on rank %d: %s",
-                        comm->rank, detail);
+    return collie__fail(comm, COLLIE_ERR_INVALID_ARG, "%s on rank %d: %s", who, comm->rank, detail);
 }
 
 static int averages(collie_dtype dtype)
@@ -48,29 +48,30 @@ static int averages(collie_dtype dtype)
 }
 
 /* One list of a dynamic step: in range, not this rank, no rank twice. */
-static collie_status check_list(collie_comm *comm, const char *name, int n, const int *ranks,
-                                unsigned char *seen)
+static collie_status check_list(collie_comm *comm, const char *who, const char *name, int n,
+                                const int *ranks, unsigned char *seen)
 {
     if (n < 0 || n >= comm->size)
-        return refuse(comm, "n%s=%d is outside [0, %d)", name, n, comm->size);
+        return refuse(comm, who, "n%s=%d is outside [0, %d)", name, n, comm->size);
     if (n && !ranks)
-        return refuse(comm, "%s_ranks is NULL but n%s is %d", name, name, n);
+        return refuse(comm, who, "%s_ranks is NULL but n%s is %d", name, name, n);
     memset(seen, 0, (size_t)comm->size);
     for (int k = 0; k < n; k++) {
         int r = ranks[k];
         if (r < 0 || r >= comm->size)
-            return refuse(comm, "%s_ranks[%d]=%d is outside [0, %d)", name, k, r, comm->size);
+            return refuse(comm, who, "%s_ranks[%d]=%d is outside [0, %d)", name, k, r, comm->size);
         if (r == comm->rank)
-            return refuse(comm, "%s_ranks[%d]=%d is this rank (its own weight is self_weight)",
+            return refuse(comm, who, "%s_ranks[%d]=%d is this rank (its own weight is self_weight)",
                           name, k, r);
         if (seen[r]++)
-            return refuse(comm, "%s_ranks lists rank %d twice", name, r);
+            return refuse(comm, who, "%s_ranks lists rank %d twice", name, r);
     }
     return COLLIE_OK;
 }
 
 /* The plan of a dynamic step, its lists copied; NULL with *st set when refused. */
-static struct call *dynamic_call(collie_comm *comm, const collie_neighbors *nb, collie_status *st)
+static struct call *dynamic_call(collie_comm *comm, const char *who, const collie_neighbors *nb,
+                                 collie_status *st)
 {
     unsigned char *seen = malloc((size_t)comm->size);
     if (!seen) {
@@ -78,9 +79,9 @@ static struct call *dynamic_call(collie_comm *comm, const collie_neighbors *nb, 
                            "rank %d: no memory to check the neighbour lists", comm->rank);
         return NULL;
     }
-    *st = check_list(comm, "recv", nb->nrecv, nb->recv_ranks, seen);
+    *st = check_list(comm, who, "recv", nb->nrecv, nb->recv_ranks, seen);
     if (*st == COLLIE_OK)
-        *st = check_list(comm, "send", nb->nsend, nb->send_ranks, seen);
+        *st = check_list(comm, who, "send", nb->nsend, nb->send_ranks, seen);
     free(seen);
     if (*st != COLLIE_OK)
         return NULL;
@@ -116,16 +117,16 @@ static struct call *dynamic_call(collie_comm *comm, const collie_neighbors *nb, 
 }
 
 /* The plan of a topology's step: over the ranks, or over the hosts (between_hosts). */
-static struct call *static_call(collie_comm *comm, const collie_topology *topo, int between_hosts,
-                                collie_status *st)
+static struct call *static_call(collie_comm *comm, const char *who, const collie_topology *topo,
+                                int between_hosts, collie_status *st)
 {
     int nodes = between_hosts ? comm->nhosts : comm->size;
     if (!topo) {
-        *st = refuse(comm, "topo is NULL");
+        *st = refuse(comm, who, "topo is NULL");
         return NULL;
     }
     if (collie_topology_size(topo) != nodes) {
-        *st = refuse(comm, "the topology has %d nodes, the communicator %d %s",
+        *st = refuse(comm, who, "the topology has %d nodes, the communicator %d %s",
                      collie_topology_size(topo), nodes, between_hosts ? "hosts" : "ranks");
         return NULL;
     }
@@ -151,6 +152,29 @@ struct args {
     collie_dtype dtype, wire; /* wire: what the data travels as */
 };
 
+static int overlaps(const void *a, size_t an, const void *b, size_t bn)
+{
+    const unsigned char *x = a, *y = b;
+    return an && bn && x < y + bn && y < x + an;
+}
+
+/* What only a gather checks: recvbuf holds in-degree x count elements, apart from sendbuf. */
+static collie_status check_gather(collie_comm *comm, const struct args *a,
+                                  const struct collie__nbr_plan *p)
+{
+    size_t es = collie__dtype_size(a->dtype);
+    if (a->count && p->nrecv && a->count > SIZE_MAX / es / (size_t)p->nrecv)
+        return refuse(comm, "neighbor_allgather",
+                      "%d in-neighbours x count=%zu elements overflow the address space", p->nrecv,
+                      a->count);
+    if (overlaps(a->sendbuf, a->count * es, a->recvbuf, (size_t)p->nrecv * a->count * es))
+        return refuse(comm, "neighbor_allgather",
+                      "sendbuf overlaps recvbuf (%d in-neighbours x count=%zu elements): a "
+                      "gather has no in-place form",
+                      p->nrecv, a->count);
+    return COLLIE_OK;
+}
+
 /*
  * Checks a call and makes its plan and operation; NULL with *st set when it
  * is refused.
@@ -158,31 +182,34 @@ struct args {
 static struct call *prepare(collie_comm *comm, const struct args *a, struct collie__op *o,
                             collie_status *st)
 {
+    const char *who = collie__coll_name(a->coll);
+    int gather = a->coll == COLLIE_COLL_NEIGHBOR_ALLGATHER;
     if (!comm) {
-        *st = refuse(NULL, "comm is NULL");
+        *st = refuse(NULL, who, "comm is NULL");
         return NULL;
     }
     *st = atomic_load(&comm->failed);
     if (*st != COLLIE_OK)
         return NULL;
-    if (!averages(a->dtype)) {
-        *st = refuse(comm,
+    if (!gather && !averages(a->dtype)) {
+        *st = refuse(comm, who,
                      "dtype=%d: neighbour averaging takes COLLIE_FLOAT32, FLOAT64, FLOAT16 or "
                      "BFLOAT16",
                      (int)a->dtype);
         return NULL;
     }
     if (a->wire != a->dtype && (a->wire != COLLIE_FLOAT16 && a->wire != COLLIE_BFLOAT16)) {
-        *st = refuse(comm, "wire_dtype=%d: float32 data travels as COLLIE_FLOAT16 or BFLOAT16",
+        *st = refuse(comm, who, "wire_dtype=%d: float32 data travels as COLLIE_FLOAT16 or BFLOAT16",
                      (int)a->wire);
         return NULL;
     }
     struct call *c =
-        a->nb ? dynamic_call(comm, a->nb, st)
-              : static_call(comm, a->topo, a->coll == COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, st);
+        a->nb ? dynamic_call(comm, who, a->nb, st)
+              : static_call(comm, who, a->topo, a->coll == COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, st);
     if (!c)
         return NULL;
     c->plan.wire = a->wire;
+    c->plan.gather = gather;
     *o = (struct collie__op){
         .desc = {.coll = (uint8_t)a->coll},
         .sendbuf = a->sendbuf,
@@ -193,6 +220,8 @@ static struct call *prepare(collie_comm *comm, const struct args *a, struct coll
         .root = (int)c->plan.fingerprint,
     };
     *st = collie__op_check(comm, o);
+    if (*st == COLLIE_OK && gather)
+        *st = check_gather(comm, a, &c->plan);
     if (*st != COLLIE_OK) {
         free(c);
         return NULL;
@@ -226,7 +255,7 @@ static collie_status exec_neighbor(collie_comm *comm, struct collie_request *r)
 static collie_status run_request(collie_comm *comm, const struct args *a, collie_request **req)
 {
     if (!req)
-        return refuse(comm, "req (the output pointer) is NULL");
+        return refuse(comm, collie__coll_name(a->coll), "req (the output pointer) is NULL");
     *req = NULL;
     struct collie__op o;
     collie_status st;
@@ -239,13 +268,17 @@ static collie_status run_request(collie_comm *comm, const struct args *a, collie
     return st;
 }
 
-/* The arguments of a step: static over topo (hier: over the hosts), or dynamic over nb. */
-static struct args args_of(int hier, const collie_topology *topo, const collie_neighbors *nb,
-                           const void *sendbuf, void *recvbuf, size_t count, collie_dtype dtype,
-                           collie_dtype wire)
+/*
+ * One public call: a step of coll, static over topo (over the hosts for the
+ * hierarchical one) or dynamic over nb; blocking, or a request in *req.
+ */
+static collie_status call(collie_comm *comm, enum collie__coll coll, const collie_topology *topo,
+                          const collie_neighbors *nb, const void *sendbuf, void *recvbuf,
+                          size_t count, collie_dtype dtype, collie_dtype wire, int nonblocking,
+                          collie_request **req)
 {
-    return (struct args){
-        .coll = hier ? COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE : COLLIE_COLL_NEIGHBOR_ALLREDUCE,
+    struct args a = {
+        .coll = coll,
         .topo = topo,
         .nb = nb,
         .sendbuf = sendbuf,
@@ -254,30 +287,33 @@ static struct args args_of(int hier, const collie_topology *topo, const collie_n
         .dtype = dtype,
         .wire = wire,
     };
+    return nonblocking ? run_request(comm, &a, req) : run_blocking(comm, &a);
 }
+
+#define ALLREDUCE COLLIE_COLL_NEIGHBOR_ALLREDUCE
+#define ALLGATHER COLLIE_COLL_NEIGHBOR_ALLGATHER
+#define HIER COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE
 
 collie_status collie_neighbor_allreduce(collie_comm *comm, const collie_topology *topo,
                                         const void *sendbuf, void *recvbuf, size_t count,
                                         collie_dtype dtype)
 {
-    struct args a = args_of(0, topo, NULL, sendbuf, recvbuf, count, dtype, dtype);
-    return run_blocking(comm, &a);
+    return call(comm, ALLREDUCE, topo, NULL, sendbuf, recvbuf, count, dtype, dtype, 0, NULL);
 }
 
 collie_status collie_ineighbor_allreduce(collie_comm *comm, const collie_topology *topo,
                                          const void *sendbuf, void *recvbuf, size_t count,
                                          collie_dtype dtype, collie_request **req)
 {
-    struct args a = args_of(0, topo, NULL, sendbuf, recvbuf, count, dtype, dtype);
-    return run_request(comm, &a, req);
+    return call(comm, ALLREDUCE, topo, NULL, sendbuf, recvbuf, count, dtype, dtype, 1, req);
 }
 
 collie_status collie_neighbor_allreduce_compressed(collie_comm *comm, const collie_topology *topo,
                                                    const float *sendbuf, float *recvbuf,
                                                    size_t count, collie_dtype wire_dtype)
 {
-    struct args a = args_of(0, topo, NULL, sendbuf, recvbuf, count, COLLIE_FLOAT32, wire_dtype);
-    return run_blocking(comm, &a);
+    return call(comm, ALLREDUCE, topo, NULL, sendbuf, recvbuf, count, COLLIE_FLOAT32, wire_dtype, 0,
+                NULL);
 }
 
 collie_status collie_ineighbor_allreduce_compressed(collie_comm *comm, const collie_topology *topo,
@@ -285,16 +321,15 @@ collie_status collie_ineighbor_allreduce_compressed(collie_comm *comm, const col
                                                     size_t count, collie_dtype wire_dtype,
                                                     collie_request **req)
 {
-    struct args a = args_of(0, topo, NULL, sendbuf, recvbuf, count, COLLIE_FLOAT32, wire_dtype);
-    return run_request(comm, &a, req);
+    return call(comm, ALLREDUCE, topo, NULL, sendbuf, recvbuf, count, COLLIE_FLOAT32, wire_dtype, 1,
+                req);
 }
 
 collie_status collie_hierarchical_neighbor_allreduce(collie_comm *comm, const collie_topology *topo,
                                                      const void *sendbuf, void *recvbuf,
                                                      size_t count, collie_dtype dtype)
 {
-    struct args a = args_of(1, topo, NULL, sendbuf, recvbuf, count, dtype, dtype);
-    return run_blocking(comm, &a);
+    return call(comm, HIER, topo, NULL, sendbuf, recvbuf, count, dtype, dtype, 0, NULL);
 }
 
 collie_status collie_ihierarchical_neighbor_allreduce(collie_comm *comm,
@@ -303,26 +338,92 @@ collie_status collie_ihierarchical_neighbor_allreduce(collie_comm *comm,
                                                       size_t count, collie_dtype dtype,
                                                       collie_request **req)
 {
-    struct args a = args_of(1, topo, NULL, sendbuf, recvbuf, count, dtype, dtype);
-    return run_request(comm, &a, req);
+    return call(comm, HIER, topo, NULL, sendbuf, recvbuf, count, dtype, dtype, 1, req);
+}
+
+/* A dynamic step of coll: nb must be given. */
+static collie_status call_dynamic(collie_comm *comm, enum collie__coll coll,
+                                  const collie_neighbors *nb, const void *sendbuf, void *recvbuf,
+                                  size_t count, collie_dtype dtype, int nonblocking,
+                                  collie_request **req)
+{
+    if (!nb)
+        return refuse(comm, collie__coll_name(coll), "nb (this rank's neighbours) is NULL");
+    return call(comm, coll, NULL, nb, sendbuf, recvbuf, count, dtype, dtype, nonblocking, req);
 }
 
 collie_status collie_neighbor_allreduce_dynamic(collie_comm *comm, const collie_neighbors *nb,
                                                 const void *sendbuf, void *recvbuf, size_t count,
                                                 collie_dtype dtype)
 {
-    if (!nb)
-        return refuse(comm, "nb (this rank's neighbours) is NULL");
-    struct args a = args_of(0, NULL, nb, sendbuf, recvbuf, count, dtype, dtype);
-    return run_blocking(comm, &a);
+    return call_dynamic(comm, ALLREDUCE, nb, sendbuf, recvbuf, count, dtype, 0, NULL);
 }
 
 collie_status collie_ineighbor_allreduce_dynamic(collie_comm *comm, const collie_neighbors *nb,
                                                  const void *sendbuf, void *recvbuf, size_t count,
                                                  collie_dtype dtype, collie_request **req)
 {
-    if (!nb)
-        return refuse(comm, "nb (this rank's neighbours) is NULL");
-    struct args a = args_of(0, NULL, nb, sendbuf, recvbuf, count, dtype, dtype);
-    return run_request(comm, &a, req);
+    return call_dynamic(comm, ALLREDUCE, nb, sendbuf, recvbuf, count, dtype, 1, req);
+}
+
+collie_status collie_neighbor_allgather(collie_comm *comm, const collie_topology *topo,
+                                        const void *sendbuf, void *recvbuf, size_t count,
+                                        collie_dtype dtype)
+{
+    return call(comm, ALLGATHER, topo, NULL, sendbuf, recvbuf, count, dtype, dtype, 0, NULL);
+}
+
+collie_status collie_ineighbor_allgather(collie_comm *comm, const collie_topology *topo,
+                                         const void *sendbuf, void *recvbuf, size_t count,
+                                         collie_dtype dtype, collie_request **req)
+{
+    return call(comm, ALLGATHER, topo, NULL, sendbuf, recvbuf, count, dtype, dtype, 1, req);
+}
+
+collie_status collie_neighbor_allgather_dynamic(collie_comm *comm, const collie_neighbors *nb,
+                                                const void *sendbuf, void *recvbuf, size_t count,
+                                                collie_dtype dtype)
+{
+    return call_dynamic(comm, ALLGATHER, nb, sendbuf, recvbuf, count, dtype, 0, NULL);
+}
+
+collie_status collie_ineighbor_allgather_dynamic(collie_comm *comm, const collie_neighbors *nb,
+                                                 const void *sendbuf, void *recvbuf, size_t count,
+                                                 collie_dtype dtype, collie_request **req)
+{
+    return call_dynamic(comm, ALLGATHER, nb, sendbuf, recvbuf, count, dtype, 1, req);
+}
+
+/* Pair gossip: a dynamic step with peer as the only neighbour, both ways. */
+static collie_status gossip(collie_comm *comm, int peer, const void *sendbuf, void *recvbuf,
+                            size_t count, collie_dtype dtype, double self_weight,
+                            double pair_weight, int nonblocking, collie_request **req)
+{
+    if (comm && (peer < 0 || peer >= comm->size || peer == comm->rank))
+        return refuse(comm, "pair_gossip", "peer=%d is %s", peer,
+                      peer == comm->rank ? "this rank" : "not a rank of the communicator");
+    collie_neighbors nb = {
+        .nrecv = 1,
+        .recv_ranks = &peer,
+        .recv_weights = &pair_weight,
+        .self_weight = self_weight,
+        .nsend = 1,
+        .send_ranks = &peer,
+    };
+    return call(comm, ALLREDUCE, NULL, &nb, sendbuf, recvbuf, count, dtype, dtype, nonblocking,
+                req);
+}
+
+collie_status collie_pair_gossip(collie_comm *comm, int peer, const void *sendbuf, void *recvbuf,
+                                 size_t count, collie_dtype dtype, double self_weight,
+                                 double pair_weight)
+{
+    return gossip(comm, peer, sendbuf, recvbuf, count, dtype, self_weight, pair_weight, 0, NULL);
+}
+
+collie_status collie_ipair_gossip(collie_comm *comm, int peer, const void *sendbuf, void *recvbuf,
+                                  size_t count, collie_dtype dtype, double self_weight,
+                                  double pair_weight, collie_request **req)
+{
+    return gossip(comm, peer, sendbuf, recvbuf, count, dtype, self_weight, pair_weight, 1, req);
 }

@@ -112,7 +112,7 @@ collie_status collie__broadcast_tree(collie_comm *comm, const struct collie__op 
 collie_status collie__alltoall_pairwise(collie_comm *comm, const struct collie__op *op);
 collie_status collie__barrier_dissemination(collie_comm *comm, const struct collie__op *op);
 
-/* One step of decentralized averaging over op->nbr (neighbor_allreduce.c). */
+/* One step of decentralized averaging, or gathering, over op->nbr (neighbor_allreduce.c). */
 collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie__op *op);
 /* The same between hosts, op->nbr in host numbers (hierarchical_neighbor.c). */
 collie_status collie__hierarchical_neighbor_allreduce(collie_comm *comm,

@@ -10,6 +10,9 @@
  * their own.  Chunks are combined in order and the in-neighbours' terms in
  * the plan's order, so the result does not depend on arrival times.
  *
+ * Gathering (plan->gather) is the same step without the combine: each
+ * in-neighbour's chunks land straight in their place in recvbuf.
+ *
  * No rank coordinates with any but its neighbours: each chunk's header
  * carries the call (its sequence number, the graph's fingerprint, count,
  * dtype and wire dtype), and a receiver whose neighbour is in another call
@@ -55,7 +58,7 @@ static int carve(collie_comm *comm, const struct collie__op *op, struct stream *
     s->chunk = CHUNK_BYTES / wes < op->count ? CHUNK_BYTES / wes : op->count;
     s->nchunks = (op->count + s->chunk - 1) / s->chunk;
     s->chunk_bytes = align64(s->chunk * wes);
-    size_t slots = (size_t)p->nrecv * 2 * s->chunk_bytes;
+    size_t slots = p->gather ? 0 : (size_t)p->nrecv * 2 * s->chunk_bytes;
     size_t stage = staged ? (size_t)p->nsend * s->chunk_bytes : 0;
     size_t xfers = align64(nx * sizeof *s->x), next = align64(nx * sizeof *s->next);
     size_t busy = align64(nx * sizeof *s->busy), ys = align64((size_t)p->nrecv * sizeof *s->ys);
@@ -109,9 +112,11 @@ static void start(collie_comm *comm, const struct collie__op *op, struct stream 
     for (int d = 0; d < p->nrecv; d++) {
         int i = p->nsend + d;
         size_t c = s->next[i];
-        if (s->busy[i] || c == s->nchunks || c >= folded + 2)
+        if (s->busy[i] || c == s->nchunks || (!p->gather && c >= folded + 2))
             continue;
-        unsigned char *slot = s->slots + ((size_t)d * 2 + (c & 1)) * s->chunk_bytes;
+        unsigned char *slot =
+            p->gather ? (unsigned char *)op->recvbuf + ((size_t)d * op->count + c * s->chunk) * es
+                      : s->slots + ((size_t)d * 2 + (c & 1)) * s->chunk_bytes;
         collie__xfer_init(comm, &s->x[i], &comm->cur, p->recv[d], 0, slot,
                           chunk_len(op, s, c) * wes, COLLIE_XFER_COLL);
         s->busy[i] = 1;
@@ -135,6 +140,8 @@ static int ready(const struct collie__op *op, const struct stream *s, size_t c)
 static void combine(const struct collie__op *op, struct stream *s, size_t c)
 {
     const struct collie__nbr_plan *p = op->nbr;
+    if (p->gather) /* in place already */
+        return;
     size_t off = c * s->chunk * op->elem_size;
     for (int d = 0; d < p->nrecv; d++)
         s->ys[d] = s->slots + ((size_t)d * 2 + (c & 1)) * s->chunk_bytes;
@@ -159,9 +166,9 @@ collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie_
     if (!op->count) /* an empty slice of hierarchical's: empty on every rank */
         return COLLIE_OK;
     if (carve(comm, op, &s, staged) != 0)
-        return collie__fail(comm, COLLIE_ERR_NOMEM,
-                            "rank %d: no memory for neighbor_allreduce's %d chunk buffers",
-                            comm->rank, 2 * p->nrecv + (staged ? p->nsend : 0));
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory for %s's %d chunk buffers",
+                            comm->rank, collie__coll_name(op->desc.coll),
+                            (p->gather ? 0 : 2 * p->nrecv) + (staged ? p->nsend : 0));
     uint64_t stalled_since = 0;
     size_t folded = 0;
     for (;;) {
@@ -193,11 +200,12 @@ collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie_
                 w++;
             return collie__fail(comm, COLLIE_ERR_TIMEOUT,
                                 "rank %d waited COLLIE_TIMEOUT=%.1f s for rank %d to %s chunk %zu "
-                                "of neighbor_allreduce #%u without progress (is rank %d in the "
-                                "same step, with rank %d among its %s-neighbours?)",
+                                "of %s #%u without progress (is rank %d in the same step, with "
+                                "rank %d among its %s-neighbours?)",
                                 comm->rank, comm->timeout_s, s.x[w].peer,
-                                s.x[w].send ? "take" : "send", s.next[w], comm->cur.seq,
-                                s.x[w].peer, comm->rank, s.x[w].send ? "in" : "out");
+                                s.x[w].send ? "take" : "send", s.next[w],
+                                collie__coll_name(op->desc.coll), comm->cur.seq, s.x[w].peer,
+                                comm->rank, s.x[w].send ? "in" : "out");
         }
         int pending = 0;
         for (int i = 0; i < nx; i++)

@@ -165,6 +165,7 @@ static const struct collie__algo algos[] = {
     {A(SYNC), COLLIE_COLL_BARRIER, HOST, collie__barrier_sync, NULL},
     {A(DISSEMINATION), COLLIE_COLL_BARRIER, ANY, collie__barrier_dissemination, NULL},
     {A(NEIGHBOR), COLLIE_COLL_NEIGHBOR_ALLREDUCE, ANY, collie__neighbor_allreduce, NULL},
+    {A(NEIGHBOR), COLLIE_COLL_NEIGHBOR_ALLGATHER, ANY, collie__neighbor_allreduce, NULL},
     {A(HIERARCHICAL), COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, ANY,
      collie__hierarchical_neighbor_allreduce, NULL},
 };

@@ -15,6 +15,7 @@ static const char *const coll_names[COLLIE_COLL_COUNT] = {
     [COLLIE_COLL_RECV] = "recv",
     [COLLIE_COLL_NEIGHBOR_ALLREDUCE] = "neighbor_allreduce",
     [COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE] = "hierarchical_neighbor_allreduce",
+    [COLLIE_COLL_NEIGHBOR_ALLGATHER] = "neighbor_allgather",
 };
 
 static const struct {
@@ -104,6 +105,7 @@ void collie__op_describe(const struct collie__op_desc *d, char *buf, size_t len)
         break;
     case COLLIE_COLL_NEIGHBOR_ALLREDUCE:
     case COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE:
+    case COLLIE_COLL_NEIGHBOR_ALLGATHER:
         /* root: the graph's fingerprint (0: lists given per call); op: the wire dtype */
         snprintf(buf, len, "%s(count=%llu, %s, wire %s, graph %08x)", coll,
                  (unsigned long long)d->count, dt, collie__dtype_name(d->op), (unsigned)d->root);

@@ -22,6 +22,7 @@ enum collie__coll {
     COLLIE_COLL_RECV,
     COLLIE_COLL_NEIGHBOR_ALLREDUCE,
     COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, /* between hosts: op->nbr in host numbers */
+    COLLIE_COLL_NEIGHBOR_ALLGATHER,
     COLLIE_COLL_COUNT
 };
 
@@ -71,7 +72,8 @@ _Static_assert(sizeof(struct collie__op_desc) == 24, "the descriptor is shared b
  * This rank's part of one step of a neighbour operation, in global ranks:
  *     recvbuf = self_w * sendbuf + sum over d of recv_w[d] * (data of recv[d])
  * where each out-neighbour send[d] is sent send_w[d] * sendbuf (send_w
- * NULL: the data as is).  The data travels as `wire` (the call's dtype, or
+ * NULL: the data as is); or, when gather is set, recvbuf holds the data of
+ * recv[0], recv[1], ... one after the other (weights unused).  The data travels as `wire` (the call's dtype, or
  * float16/bfloat16 for float32).  Its descriptor carries the graph's
  * fingerprint in root (a static topology's, nonzero; 0 for lists given per
  * call) and the wire dtype in op, so neighbours in different graphs or
@@ -84,6 +86,7 @@ struct collie__nbr_plan {
     double self_w;
     uint32_t fingerprint;
     collie_dtype wire;
+    int gather;
 };
 
 /* A call in flight: the descriptor plus this rank's buffers. */

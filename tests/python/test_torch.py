@@ -397,6 +397,15 @@ def neighbor():
     z = comm.neighbor_allreduce_dynamic(np.full(5, float(r)), recv_ranks=[prv], send_ranks=[nxt],
                                         recv_weights=[0.5], self_weight=0.25, send_weights=[2.0])
     assert np.all(z == 0.25 * r + 0.5 * 2.0 * prv), z
+    # gathering the in-neighbours' data, and gossip between pairs
+    topo = collie.Topology("exponential", n, 2)
+    ranks, _ = topo.in_neighbors(r)
+    g = comm.neighbor_allgather(np.full(4, r, dtype=np.int32), topo,
+                                np.empty(4 * len(ranks), dtype=np.int32))
+    assert np.all(g == np.repeat(np.array(ranks, dtype=np.int32), 4)), (g, ranks)
+    if (r ^ 1) < n:
+        q = comm.ipair_gossip(torch.full((6,), float(r)), r ^ 1, 0.25, 0.75).wait()
+        assert torch.all(q == 0.25 * r + 0.75 * (r ^ 1)), q
     # between hosts: one host here, so every rank gets the mean
     h = comm.hierarchical_neighbor_allreduce(np.full(3, float(r)),
                                              collie.Topology("full", comm.host_count))

@@ -670,6 +670,107 @@ COLLIE_API collie_status collie_ipair_gossip(collie_comm *comm, int peer, const 
                                              double self_weight, double pair_weight,
                                              collie_request **req);
 
+/*
+ * One-sided neighbour windows (BlueFog's win_create, win_put,
+ * win_accumulate, win_get and win_update, with push-sum's associated
+ * weight).  A window gives this rank one mailbox per in-neighbour of its
+ * topology (count elements of dtype, and a weight), and a published value
+ * that its out-neighbours may fetch.  Deposits need nothing from the rank
+ * that owns the mailbox: a thread of the window takes them in as they come
+ * (within a host through shared memory, across hosts over TCP), so
+ * asynchronous gossip and push-sum run without matching receives, and
+ * ranks may take different numbers of steps.  A mailbox always holds whole
+ * deposits, never part of one.
+ *
+ * A window runs on a communicator of its own, made from comm at creation,
+ * so its traffic never waits for comm's operations nor the reverse.  Its
+ * calls are made by one thread at a time.  Memory per rank: 2 x in-degree
+ * + 2 copies of the data.  Failures are sticky: after a lost neighbour or a
+ * timeout every call of the window returns the status.
+ */
+typedef struct collie_win collie_win;
+
+/*
+ * Collective over comm, in order with its other operations: every rank
+ * passes a topology of comm's size and the same count and dtype (float32,
+ * float64, float16 or bfloat16).  init (count elements; NULL: zeros) is
+ * this rank's first published value, and each mailbox starts as that
+ * in-neighbour's init, with weight 1, or 0 if it passed NULL (push-sum's
+ * start: empty mailboxes).  This rank's associated weight starts at 1.
+ * topo may be freed after the call.
+ */
+COLLIE_API collie_status collie_win_create(collie_comm *comm, const collie_topology *topo,
+                                           const void *init, size_t count, collie_dtype dtype,
+                                           collie_win **win);
+
+/*
+ * Replaces this rank's mailbox on every out-neighbour k (collie_topology_out
+ * order) with weights[k] x buf, and its weight with weights[k] x this
+ * rank's weight (weights NULL: 1, the data as is); buf also becomes this
+ * rank's published value.  Returns once the data has left: the
+ * out-neighbours need not be in any call.
+ */
+COLLIE_API collie_status collie_win_put(collie_win *win, const void *buf, const double *weights);
+
+/*
+ * The same, but adds weights[k] x buf into the mailboxes and weights[k] x
+ * this rank's weight into theirs; the published value stays.  A push-sum
+ * step is accumulate with weights 1 / (out-degree + 1), then
+ * collie_win_collect with self_weight 1 / (out-degree + 1).
+ */
+COLLIE_API collie_status collie_win_accumulate(collie_win *win, const void *buf,
+                                               const double *weights);
+
+/*
+ * Fetches every in-neighbour's published value and weight into its mailbox
+ * here, replacing what was there.  The in-neighbours need not be in any
+ * call.
+ */
+COLLIE_API collie_status collie_win_get(collie_win *win);
+
+/*
+ * buf = W[i][i] buf + sum over in-neighbours j of W[i][j] x mailbox j, with
+ * the topology's weights, and this rank's weight likewise; buf becomes the
+ * published value.  The mailboxes stay.  Local: waits for nobody.
+ */
+COLLIE_API collie_status collie_win_update(collie_win *win, void *buf);
+
+/*
+ * Push-sum's update: buf = self_weight x buf + the sum of the mailboxes,
+ * this rank's weight = self_weight x weight + the sum of theirs; the
+ * mailboxes are emptied (zero, weight 0) and buf is published.  What was
+ * deposited is counted once: the sum over ranks of buf plus what sits in
+ * mailboxes and in flight is what accumulate keeps constant.  Local.
+ */
+COLLIE_API collie_status collie_win_collect(collie_win *win, void *buf, double self_weight);
+
+/*
+ * Collective over the window's ranks: returns once every deposit any rank
+ * made before its fence has landed in its mailbox (each rank waits only
+ * for its in-neighbours' markers).
+ */
+COLLIE_API collie_status collie_win_fence(collie_win *win);
+
+/* This rank's associated weight (push-sum's p: the estimate is buf / p); NaN for NULL. */
+COLLIE_API double collie_win_weight(const collie_win *win);
+
+/*
+ * Deposits received from each in-neighbour (collie_topology_in order) since
+ * the window was made (a mailbox's version: one that has not moved since
+ * the last look holds nothing new): writes at most max into counts,
+ * returns the in-degree; -1 for NULL.
+ */
+COLLIE_API int collie_win_deposits(const collie_win *win, unsigned long long *counts, int max);
+
+/* What the window's last failure was (as collie_last_error); "" for NULL. */
+COLLIE_API const char *collie_win_last_error(const collie_win *win);
+
+/*
+ * Collective over the window's ranks: waits for every rank, stops the
+ * window's thread and frees it.  NULL is a no-op.
+ */
+COLLIE_API collie_status collie_win_free(collie_win *win);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,9 +28,9 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_TSAN=ON -DCO
 cmake --build build-tsan -j"$jobs" >/dev/null
 # Every test of the asynchronous core (lanes, abort from a second thread, split,
 # fusion, the non-blocking form of every collective, non-blocking neighbour
-# averaging), at the sanitizers' sizes.
+# averaging) and of the windows (a thread each), at the sanitizers' sizes.
 (cd build-tsan && COLLIE_TEST_MAX_COUNT=65537 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    ctest --output-on-failure -R '^(async\.|hosts\.async$|neighbor\.dynamic\.)')
+    ctest --output-on-failure -R '^(async\.|hosts\.async$|neighbor\.dynamic\.|window\.)')
 
 echo "== build without the training workloads (COLLIE_BUILD_TRAIN=OFF)"
 cmake -S . -B build-notrain -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON -DCOLLIE_BUILD_TRAIN=OFF >/dev/null

@@ -1,8 +1,8 @@
 #!/bin/bash
-# Neighbour averaging across emulated hosts (netns.sh), uneven hosts too:
-# every scenario of test_neighbor, each rank checking its result against the
-# formula bit for bit, over TCP between hosts and shared memory within.
-#   test_hosts_neighbor.sh TEST_NEIGHBOR SCENARIO...
+# Neighbour averaging and windows across emulated hosts (netns.sh), uneven
+# hosts too: every scenario given of test_neighbor or test_window, each rank
+# checking its result exactly, over TCP between hosts and shared memory within.
+#   test_hosts_neighbor.sh TEST_PROGRAM SCENARIO...
 prog=$1
 shift
 here=$(dirname "$0")

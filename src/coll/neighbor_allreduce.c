@@ -28,13 +28,6 @@
 #include "algo.h"
 
 #define CHUNK_BYTES ((size_t)512 << 10) /* wire bytes per message */
-/*
- * A wait on shared memory sleeps on one transfer's flag; with several
- * pending, another may be the one that can move (a send whose receiver
- * drains while the awaited one's does not), so such a wait looks again
- * this often.
- */
-#define RELOOK_NS 100000ull
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
@@ -210,7 +203,8 @@ collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie_
         int pending = 0;
         for (int i = 0; i < nx; i++)
             pending += s.busy[i];
-        st = collie__xfer_sleep(comm, s.x, nx, pending > 1 ? collie__now_ns() + RELOOK_NS : 0);
+        st = collie__xfer_sleep(comm, s.x, nx,
+                                pending > 1 ? collie__now_ns() + COLLIE_XFER_RELOOK_NS : 0);
         if (st != COLLIE_OK)
             return st;
     }

@@ -16,6 +16,7 @@ static const char *const coll_names[COLLIE_COLL_COUNT] = {
     [COLLIE_COLL_NEIGHBOR_ALLREDUCE] = "neighbor_allreduce",
     [COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE] = "hierarchical_neighbor_allreduce",
     [COLLIE_COLL_NEIGHBOR_ALLGATHER] = "neighbor_allgather",
+    [COLLIE_COLL_WIN_GET] = "win_get",
 };
 
 static const struct {

@@ -23,6 +23,7 @@ enum collie__coll {
     COLLIE_COLL_NEIGHBOR_ALLREDUCE,
     COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE, /* between hosts: op->nbr in host numbers */
     COLLIE_COLL_NEIGHBOR_ALLGATHER,
+    COLLIE_COLL_WIN_GET, /* a window's reply to a get (api/window_service.c) */
     COLLIE_COLL_COUNT
 };
 

@@ -117,7 +117,8 @@ collie_status collie__xfer_sleep(collie_comm *comm, struct collie__xfer *x, int 
     return wait_some(comm, x, n, until_ns);
 }
 
-collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
+/* xfer_run's loop; relook_ns > 0: with several transfers pending, a wait looks again this often. */
+static collie_status run(collie_comm *comm, struct collie__xfer *x, int n, uint64_t relook_ns)
 {
     uint64_t stalled_since = 0;
     for (;;) {
@@ -143,10 +144,20 @@ collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
                                 comm->rank, comm->timeout_s, w->peer, w->send ? "take" : "send",
                                 w->len, collie__coll_name(w->desc->coll), w->desc->seq);
         }
-        st = wait_some(comm, x, n, 0);
+        st = wait_some(comm, x, n, relook_ns && left > 1 ? collie__now_ns() + relook_ns : 0);
         if (st != COLLIE_OK)
             return st;
     }
+}
+
+collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n)
+{
+    return run(comm, x, n, 0);
+}
+
+collie_status collie__xfer_run_all(collie_comm *comm, struct collie__xfer *x, int n)
+{
+    return run(comm, x, n, COLLIE_XFER_RELOOK_NS);
 }
 
 collie_status collie__xfer_sendrecv(collie_comm *comm, int to, const void *sbuf, size_t slen,

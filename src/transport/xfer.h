@@ -32,6 +32,16 @@ void collie__xfer_init(collie_comm *comm, struct collie__xfer *x,
 collie_status collie__xfer_run(collie_comm *comm, struct collie__xfer *x, int n);
 
 /*
+ * The same for transfers to or from several peers that may each be held up
+ * by others (a neighbour step, a window's deposits): a wait on shared
+ * memory sleeps on one transfer, so with several pending it looks again
+ * every COLLIE_XFER_RELOOK_NS instead of sleeping on one that cannot move
+ * while another could (across hosts, a cycle of such waits deadlocks).
+ */
+#define COLLIE_XFER_RELOOK_NS 100000ull
+collie_status collie__xfer_run_all(collie_comm *comm, struct collie__xfer *x, int n);
+
+/*
  * A driver's deadline, for a pass in which nothing moved (one that moved
  * sets *since = 0): starts the no-progress clock, or says (1) that
  * COLLIE_TIMEOUT has run out on it.  The clock is read only when stalled.

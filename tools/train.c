@@ -51,7 +51,8 @@ static void usage(FILE *out)
         "  --no-overlap        reduce the gradients after the backward pass in one allreduce\n"
         "  --sync S            allreduce (default: gradients), neighbor (each rank's model\n"
         "                      averaged with its neighbours), hierarchical-neighbor (within the\n"
-        "                      host, then with the neighbour hosts)\n"
+        "                      host, then with the neighbour hosts), push-sum (one-sided\n"
+        "                      deposits to the neighbours: nobody waits for a neighbour)\n"
         "  --topology T        the neighbours: exp2 (default), ring, mesh, star, full, ...,\n"
         "                      onepeer-exp2, onepeer-exact (collie bench --help lists them)\n"
         "  --combine C         atc: average after the update (default); awc: average while\n"
@@ -226,6 +227,8 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
                 c->sync = TRAIN_SYNC_NEIGHBOR;
             else if (!strcmp(v, "hierarchical-neighbor"))
                 c->sync = TRAIN_SYNC_HIER_NEIGHBOR;
+            else if (!strcmp(v, "push-sum"))
+                c->sync = TRAIN_SYNC_PUSH_SUM;
             else
                 goto bad;
         } else if (!strcmp(a, "--topology")) {
@@ -277,6 +280,11 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
     }
     if (model < 0) {
         fprintf(stderr, "collie train: name a model, mlp or logreg (try --help)\n");
+        return -1;
+    }
+    if (c->sync == TRAIN_SYNC_PUSH_SUM && c->awc) {
+        fprintf(stderr, "collie train: --combine awc does not apply to --sync push-sum (it never "
+                        "waits for its neighbours)\n");
         return -1;
     }
     if (c->sync != TRAIN_SYNC_ALLREDUCE && c->grad_dtype != COLLIE_FLOAT32) {

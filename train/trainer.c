@@ -250,7 +250,7 @@ static int decentral_step(struct run *u, int e, int s, double *loss_sum)
         return -1;
     double t5 = collie_wtime();
     collie_get_counters(u->comm, NULL, &after);
-    u->grad_bytes += (double)(after - before);
+    u->grad_bytes += (double)(after - before) + decentral_take_sent(&u->dc);
     account(u, (t2 - t1) + (t4 - t3), (t1 - t0) + (t3 - t2) + (t5 - t4), t5 - t0);
     return 0;
 }

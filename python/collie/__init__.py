@@ -20,8 +20,8 @@ import ctypes
 
 from . import _lib
 
-__all__ = ["CollieError", "Comm", "Request", "Schedule", "Topology", "init", "get_unique_id",
-           "init_rank", "version"]
+__all__ = ["CollieError", "Comm", "Request", "Schedule", "Topology", "Window", "init",
+           "get_unique_id", "init_rank", "version"]
 
 # include/collie.h's COLLIE_STATUS_MAP, in order (values are stable).
 STATUS = ["OK", "INVALID_ARG", "SYSTEM", "TIMEOUT", "PEER_LOST", "MISMATCH", "NOMEM", "AUTH",
@@ -459,3 +459,4 @@ def version():
 
 
 from .topology import Schedule, Topology  # noqa: E402 (uses CollieError above)
+from .window import Window  # noqa: E402

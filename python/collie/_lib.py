@@ -165,3 +165,16 @@ pair_gossip = _declare("collie_pair_gossip", c_status, c_comm, _int, _ptr, _ptr,
                        _dbl)
 ipair_gossip = _declare("collie_ipair_gossip", c_status, c_comm, _int, _ptr, _ptr, _size, _int,
                         _dbl, _dbl, PR)
+
+c_win = ctypes.c_void_p
+win_create = _declare("collie_win_create", c_status, c_comm, c_topo, _ptr, _size, _int, P(c_win))
+win_put = _declare("collie_win_put", c_status, c_win, _ptr, P(_dbl))
+win_accumulate = _declare("collie_win_accumulate", c_status, c_win, _ptr, P(_dbl))
+win_get = _declare("collie_win_get", c_status, c_win)
+win_update = _declare("collie_win_update", c_status, c_win, _ptr)
+win_collect = _declare("collie_win_collect", c_status, c_win, _ptr, _dbl)
+win_fence = _declare("collie_win_fence", c_status, c_win)
+win_weight = _declare("collie_win_weight", _dbl, c_win)
+win_deposits = _declare("collie_win_deposits", _int, c_win, P(ctypes.c_ulonglong), _int)
+win_last_error = _declare("collie_win_last_error", ctypes.c_char_p, c_win)
+win_free = _declare("collie_win_free", c_status, c_win)

@@ -406,6 +406,26 @@ def neighbor():
     if (r ^ 1) < n:
         q = comm.ipair_gossip(torch.full((6,), float(r)), r ^ 1, 0.25, 0.75).wait()
         assert torch.all(q == 0.25 * r + 0.75 * (r ^ 1)), q
+    # one-sided: a put, a fence, an update gives the neighbour step; push-sum keeps the sum
+    topo = collie.Topology("exponential", n, 2)
+    v = np.full(8, float(r + 1))
+    win = collie.Window(comm, topo, v)
+    comm.barrier()
+    win.put(v * 2)
+    win.fence()
+    assert win.deposits() == [1] * len(topo.in_neighbors(r)[0]), win.deposits()
+    got = win.update(v * 2)
+    assert np.allclose(got, formula(topo, lambda j: 2.0 * (j + 1))), got
+    win.free()
+    ps = collie.Window(comm, topo, None, like=v)
+    x = np.full(8, float(r + 1))
+    share = 1.0 / (len(topo.out_neighbors(r)[0]) + 1)
+    for _ in range(30):
+        ps.accumulate(x, share)
+        ps.fence()
+        ps.collect(x, share)
+    assert np.allclose(x / ps.weight, (n + 1) / 2.0, atol=1e-9), (x, ps.weight)
+    ps.free()
     # between hosts: one host here, so every rank gets the mean
     h = comm.hierarchical_neighbor_allreduce(np.full(3, float(r)),
                                              collie.Topology("full", comm.host_count))

@@ -112,6 +112,8 @@ COLLIE_API int collie_local_size(const collie_comm *comm);
 COLLIE_API int collie_host_count(const collie_comm *comm);
 /* This rank's host, 0..collie_host_count - 1 (hosts numbered in the order of their lowest rank). */
 COLLIE_API int collie_host_index(const collie_comm *comm);
+/* The host of any rank of comm, as collie_host_index; -1 for NULL or a rank out of range. */
+COLLIE_API int collie_host_of(const collie_comm *comm, int rank);
 
 /* A static, never NULL, one-line description of status and what to do next. */
 COLLIE_API const char *collie_strerror(collie_status status);
@@ -510,6 +512,39 @@ COLLIE_API collie_status collie_schedule_create(collie_schedule_kind kind, int s
                                                 collie_schedule **sched);
 
 /*
+ * Host-aware one-peer schedules (BlueFog's inner/outer dynamic graphs),
+ * for hosts of any sizes and any placement of the ranks: host_of[r] is rank
+ * r's host, 0..hosts-1, every host used (collie_host_of gives a
+ * communicator's).  At step t each host's gateway -- its member t mod (its
+ * size), members in rank order -- exchanges with a gateway of another host,
+ * and the host's other members exchange among themselves around a ring that
+ * skips the gateway: one message per rank per step, and one per host
+ * across hosts.  Every step keeps half and takes half (a rank left without
+ * a peer keeps all), and every step is doubly stochastic: the mean never
+ * moves.  BlueFog needs equal hosts of 3 ranks or more; here a single host
+ * is one ring of all its ranks, and when every host holds two ranks (whose
+ * gateways would always be the same local ranks, never meeting the other)
+ * odd steps pair each host's two ranks.
+ */
+typedef enum {
+    /* Gateways in a ring over the hosts (h -> h + 1); members in a ring (i -> i + 1). */
+    COLLIE_SCHED_INNER_OUTER_RING,
+    /*
+     * Hops of 2^k: between gateways h -> h + 2^(t mod (floor(log2(H - 1)) + 1)) over
+     * H hosts, and likewise around each host's ring of members but the gateway.
+     */
+    COLLIE_SCHED_INNER_OUTER_EXPONENTIAL,
+} collie_host_schedule_kind;
+
+/*
+ * Makes a host-aware schedule over size ranks (host_of: size entries).  Its
+ * period is the least common multiple of the hosts' sizes and of the hop
+ * counts; INVALID_ARG, saying so, past 65536 steps or 2^24 step-ranks.
+ */
+COLLIE_API collie_status collie_schedule_create_hosts(collie_host_schedule_kind kind, int size,
+                                                      const int *host_of, collie_schedule **sched);
+
+/*
  * A schedule by name, for command lines and bindings: a static topology as
  * a schedule of period 1 ("exp2" or "exp3", ...: exponential of that base;
  * "sym-exp2"; "ring"; "ring1": one way; "mesh"; "star": centre 0; "full"),
@@ -518,6 +553,15 @@ COLLIE_API collie_status collie_schedule_create(collie_schedule_kind kind, int s
  */
 COLLIE_API collie_status collie_schedule_from_name(const char *name, int size,
                                                    collie_schedule **sched);
+
+/*
+ * The same, knowing the hosts (host_of as collie_schedule_create_hosts; NULL:
+ * one host), so that the host-aware names work too: "inner-outer-ring",
+ * "inner-outer-exp2".
+ */
+COLLIE_API collie_status collie_schedule_from_name_hosts(const char *name, int size,
+                                                         const int *host_of,
+                                                         collie_schedule **sched);
 
 /* Releases sched and its steps; NULL is ignored. */
 COLLIE_API void collie_schedule_free(collie_schedule *sched);

@@ -3,7 +3,7 @@
  * computes, from every rank's input, the result the formula gives and
  * compares its own output with it bit for bit (the reference adds the same
  * terms in the same order and the same precision as the library promises).
- *   test_neighbor static|dynamic|compressed|hierarchical|consensus|schedule|allgather|
+ *   test_neighbor static|dynamic|compressed|hierarchical|consensus|schedule|hostsched|allgather|
  *                 straggler|mismatch|kill|badargs
  */
 #include <math.h>
@@ -566,6 +566,75 @@ static void allgather_scenario(void)
 }
 
 /*
+ * The host-aware schedules over this job's hosts (COLLIE_HOST emulates
+ * them): every step doubly stochastic, one peer in and out per rank, one
+ * gateway per host talking across hosts (to one on another host), the
+ * rest within their host; two steps against the formula; and repeated
+ * steps keep the mean and contract the spread.
+ */
+static void hostsched_scenario(void)
+{
+    int *host_of = alloc((size_t)size * sizeof *host_of);
+    for (int r = 0; r < size; r++)
+        host_of[r] = collie_host_of(comm, r);
+    int nhosts = collie_host_count(comm);
+    int pairs = nhosts > 1;
+    for (int h = 0; h < nhosts; h++) {
+        int members = 0;
+        for (int r = 0; r < size; r++)
+            members += host_of[r] == h;
+        pairs &= members == 2;
+    }
+    static const collie_host_schedule_kind kinds[] = {COLLIE_SCHED_INNER_OUTER_RING,
+                                                      COLLIE_SCHED_INNER_OUTER_EXPONENTIAL};
+    int *nb = alloc(((size_t)size + 1) * sizeof *nb),
+        *gateways = alloc((size_t)nhosts * sizeof(int));
+    for (size_t k = 0; k < 2; k++) {
+        collie_schedule *s = NULL;
+        CHECK_OK(NULL, collie_schedule_create_hosts(kinds[k], size, host_of, &s));
+        int period = collie_schedule_period(s);
+        for (int t = 0; t < period; t++) {
+            const collie_topology *g = collie_schedule_step(s, t);
+            collie_topology_props props;
+            CHECK_OK(NULL, collie_topology_check(g, &props));
+            CHECK(props.row_stochastic && props.column_stochastic,
+                  "kind %zu step %d is not doubly stochastic", k, t);
+            memset(gateways, 0, (size_t)nhosts * sizeof(int));
+            for (int r = 0; r < size; r++) {
+                int nout = collie_topology_out(g, r, nb, NULL, size);
+                CHECK(nout <= 1 && collie_topology_in(g, r, NULL, NULL, 0) <= 1,
+                      "kind %zu step %d: rank %d has %d out-neighbours", k, t, r, nout);
+                if (nout == 1 && host_of[nb[0]] != host_of[r])
+                    gateways[host_of[r]]++;
+            }
+            /* (hosts of two ranks each: odd steps pair them, none crosses) */
+            int across = nhosts > 1 && !(pairs && t % 2);
+            for (int h = 0; h < nhosts; h++)
+                CHECK(gateways[h] == across, "kind %zu step %d: host %d sends across %d times", k,
+                      t, h, gateways[h]);
+            if (t < 2)
+                check_topology(g, k ? "inner-outer-exp2" : "inner-outer-ring");
+        }
+        double x = 10.0 * host_of[rank] + rank, mean = 0, spread0, after, m;
+        spread(x, &mean, &spread0);
+        int steps = 40 * period < 400 ? 400 : 40 * period < 4000 ? 40 * period : 4000;
+        for (int t = 0; t < steps; t++)
+            CHECK_OK(comm, collie_neighbor_allreduce(comm, collie_schedule_step(s, t), &x, &x, 1,
+                                                     COLLIE_FLOAT64));
+        spread(x, &m, &after);
+        CHECK(fabs(m - mean) <= 1e-9 * (fabs(mean) + 1),
+              "kind %zu: the mean moved from %.17g to %.17g", k, mean, m);
+        CHECK(size == 1 || after <= 1e-3 * spread0, "kind %zu: spread %.3g of %.3g after %d steps",
+              k, after, spread0, steps);
+        collie_schedule_free(s);
+    }
+    collie_schedule *byname = NULL;
+    CHECK_OK(NULL, collie_schedule_from_name_hosts("inner-outer-exp2", size, host_of, &byname));
+    collie_schedule_free(byname);
+    free(host_of), free(nb), free(gateways);
+}
+
+/*
  * Rank 0 averages over a one-way ring, the others over exponential-2: the
  * first message between ranks of different graphs fails the receiver with
  * MISMATCH naming both calls; no rank hangs.
@@ -698,6 +767,19 @@ static void badargs_scenario(void)
           "a schedule of 0 ranks");
     CHECK(collie_schedule_create((collie_schedule_kind)9, 4, 0, &s) == COLLIE_ERR_INVALID_ARG,
           "an unknown schedule");
+    int bad_hosts[3] = {0, 2, 0}, far_host[2] = {0, 5};
+    CHECK(collie_schedule_create_hosts(COLLIE_SCHED_INNER_OUTER_RING, 3, bad_hosts, &s) ==
+                  COLLIE_ERR_INVALID_ARG &&
+              strstr(collie_last_error(NULL), "no rank is on host 1"),
+          "a host numbering with a gap: %s", collie_last_error(NULL));
+    CHECK(collie_schedule_create_hosts(COLLIE_SCHED_INNER_OUTER_RING, 2, far_host, &s) ==
+                  COLLIE_ERR_INVALID_ARG &&
+              strstr(collie_last_error(NULL), "host_of[1]=5"),
+          "a host out of range: %s", collie_last_error(NULL));
+    CHECK(collie_schedule_from_name_hosts("inner-outer-ring", 2, NULL, &s) == COLLIE_OK &&
+              collie_schedule_period(s) == 1,
+          "one host of two: one ring step");
+    collie_schedule_free(s);
     collie_topology_free(t);
     collie_topology_free(other);
 }
@@ -706,7 +788,7 @@ int main(int argc, char **argv)
 {
     CHECK(argc == 2,
           "usage: test_neighbor "
-          "static|dynamic|compressed|hierarchical|consensus|schedule|allgather|straggler|"
+          "static|dynamic|compressed|hierarchical|consensus|schedule|hostsched|allgather|straggler|"
           "mismatch|"
           "kill|badargs");
     comm = test_init();
@@ -725,6 +807,8 @@ int main(int argc, char **argv)
         consensus_scenario();
     else if (!strcmp(s, "schedule"))
         schedule_scenario();
+    else if (!strcmp(s, "hostsched"))
+        hostsched_scenario();
     else if (!strcmp(s, "allgather"))
         allgather_scenario();
     else if (!strcmp(s, "mismatch"))

@@ -48,7 +48,7 @@ expect_output "final test accuracy (0\.[6-9]|1\.0)"
 expect_status 0 "$collie" train mlp --synthetic 6000 --hidden 64 -n 3 --epochs 2 --sync push-sum \
     --topology ring --global-avg-every 1
 expect_output "consensus 0$"
-expect_status 1 "$collie" train mlp --synthetic 600 -n 4 --sync push-sum --topology onepeer-exp2
+expect_status 2 "$collie" train mlp --synthetic 600 -n 4 --sync push-sum --topology onepeer-exp2
 expect_output "push-sum needs a static topology"
 expect_status 2 "$collie" train mlp --sync push-sum --combine awc
 expect_output "awc does not apply"

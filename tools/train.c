@@ -54,7 +54,8 @@ static void usage(FILE *out)
         "                      host, then with the neighbour hosts), push-sum (one-sided\n"
         "                      deposits to the neighbours: nobody waits for a neighbour)\n"
         "  --topology T        the neighbours: exp2 (default), ring, mesh, star, full, ...,\n"
-        "                      onepeer-exp2, onepeer-exact (collie bench --help lists them)\n"
+        "                      onepeer-exp2, onepeer-exact, inner-outer-ring, inner-outer-exp2\n"
+        "                      (collie bench --help lists them)\n"
         "  --combine C         atc: average after the update (default); awc: average while\n"
         "                      the gradient is computed\n"
         "  --global-avg-every H   with neighbour averaging, also average globally every H steps\n"
@@ -68,6 +69,22 @@ static void usage(FILE *out)
         "  --plot FILE.png     accuracy and loss against time (and the scaling curve), by "
         "gnuplot\n",
         FASHION_MNIST_DIR);
+}
+
+/* Push-sum runs on a window over one topology: a schedule of several steps is refused here. */
+static int push_sum_static(const char *topology, int nranks)
+{
+    collie_schedule *s;
+    if (collie_schedule_from_name(topology, nranks > 0 ? nranks : 1, &s) != COLLIE_OK)
+        return 0; /* the ranks say why */
+    int period = collie_schedule_period(s);
+    collie_schedule_free(s);
+    if (period == 1)
+        return 0;
+    fprintf(stderr,
+            "collie train: --sync push-sum needs a static topology, not the schedule '%s'\n",
+            topology);
+    return -1;
 }
 
 static int parse_hidden(const char *s, struct train_config *c)
@@ -282,6 +299,8 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
         fprintf(stderr, "collie train: name a model, mlp or logreg (try --help)\n");
         return -1;
     }
+    if (c->sync == TRAIN_SYNC_PUSH_SUM && push_sum_static(c->topology, nranks) != 0)
+        return -1;
     if (c->sync == TRAIN_SYNC_PUSH_SUM && c->awc) {
         fprintf(stderr, "collie train: --combine awc does not apply to --sync push-sum (it never "
                         "waits for its neighbours)\n");

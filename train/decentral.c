@@ -42,8 +42,15 @@ int decentral_init(struct decentral *d, collie_comm *comm, enum train_sync sync,
                             .hierarchical = sync == TRAIN_SYNC_HIER_NEIGHBOR,
                             .awc = awc,
                             .global_every = global_every};
-    int nodes = d->hierarchical ? collie_host_count(comm) : collie_size(comm);
-    if (collie_schedule_from_name(topology, nodes, &d->sched) != COLLIE_OK) {
+    int n = collie_size(comm), nodes = d->hierarchical ? collie_host_count(comm) : n;
+    int *host_of = malloc((size_t)n * sizeof *host_of); /* the host-aware schedules' */
+    for (int r = 0; host_of && r < n; r++)
+        host_of[r] = collie_host_of(comm, r);
+    collie_status st = host_of ? collie_schedule_from_name_hosts(
+                                     topology, nodes, d->hierarchical ? NULL : host_of, &d->sched)
+                               : COLLIE_ERR_NOMEM;
+    free(host_of);
+    if (st != COLLIE_OK) {
         if (collie_rank(comm) == 0)
             fprintf(stderr, "collie train: --topology %s: %s\n", topology, collie_last_error(NULL));
         return -1;

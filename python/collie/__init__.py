@@ -317,6 +317,10 @@ class Comm:
         return self._run(blocking, fn, (topology._handle, sp, rp, sn, t),
                          [topology, send, send if out is None else out])
 
+    def hosts(self):
+        """Every rank's host (0..host_count-1), for the host-aware schedules."""
+        return [_lib.host_of(self._handle, r) for r in range(self.size)]
+
     def neighbor_allreduce(self, send, topology, out=None, wire=None):
         """One averaging step over topology (a Topology, or a Schedule's step): on rank r,
         out = W[r][r] send + sum over in-neighbours j of W[r][j] send_j; returns out.

@@ -130,6 +130,9 @@ topology_check = _declare("collie_topology_check", c_status, c_topo, P(TopologyP
 schedule_create = _declare("collie_schedule_create", c_status, _int, _int, _int, P(c_sched))
 schedule_from_name = _declare("collie_schedule_from_name", c_status, ctypes.c_char_p, _int,
                               P(c_sched))
+schedule_from_name_hosts = _declare("collie_schedule_from_name_hosts", c_status, ctypes.c_char_p,
+                                    _int, P(_int), P(c_sched))
+host_of = _declare("collie_host_of", _int, c_comm, _int)
 schedule_free = _declare("collie_schedule_free", None, c_sched)
 schedule_period = _declare("collie_schedule_period", _int, c_sched)
 schedule_step = _declare("collie_schedule_step", c_topo, c_sched, ctypes.c_longlong)

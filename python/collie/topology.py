@@ -95,11 +95,20 @@ class Topology:
 
 class Schedule:
     """A topology per step, repeating with a period: Schedule(name, size), name as
-    collie_schedule_from_name ("exp2", "ring", ..., "onepeer-exp2", "onepeer-exact")."""
+    collie_schedule_from_name ("exp2", "ring", ..., "onepeer-exp2", "onepeer-exact"); the
+    host-aware "inner-outer-ring" and "inner-outer-exp2" take host_of, every rank's host
+    (comm.hosts())."""
 
-    def __init__(self, name, size):
+    def __init__(self, name, size, host_of=None):
         self._handle = ctypes.c_void_p()
-        code = _lib.schedule_from_name(str(name).encode(), int(size), ctypes.byref(self._handle))
+        hosts = None
+        if host_of is not None:
+            if len(host_of) != size:
+                raise ValueError("collie: host_of has %d entries for %d ranks"
+                                 % (len(host_of), size))
+            hosts = (ctypes.c_int * max(size, 1))(*map(int, host_of))
+        code = _lib.schedule_from_name_hosts(str(name).encode(), int(size), hosts,
+                                             ctypes.byref(self._handle))
         if code:
             self._handle = None
             _raise(code)

@@ -200,6 +200,10 @@ int collie_host_index(const collie_comm *comm)
 {
     return comm ? comm->hosts.host_of[comm->rank] : -1;
 }
+int collie_host_of(const collie_comm *comm, int rank)
+{
+    return comm && rank >= 0 && rank < comm->size ? comm->hosts.host_of[rank] : -1;
+}
 
 collie_status collie_get_counters(const collie_comm *comm, unsigned long long *ops,
                                   unsigned long long *bytes_sent)

@@ -9,24 +9,14 @@
 #include <string.h>
 
 #include "api.h"
+#include "schedule.h"
 
 struct collie_schedule {
     int period;
     collie_topology **steps;
 };
 
-/* The edges of one step under construction: at most 2 per rank in these schedules. */
-struct step_edges {
-    int *from, *to;
-    double *w;
-    size_t n;
-};
-
-static void edge(struct step_edges *e, int from, int to, double w)
-{
-    e->from[e->n] = from, e->to[e->n] = to, e->w[e->n] = w;
-    e->n++;
-}
+#define edge collie__edge
 
 void collie_schedule_free(collie_schedule *s)
 {
@@ -54,7 +44,7 @@ static int log2_floor(int n)
 }
 
 /* Step t of the one-peer exponential graph: i -> i + 2^t, half and half. */
-static void one_peer_exponential(struct step_edges *e, int size, int t)
+static void one_peer_exponential(struct collie__step_edges *e, int size, int t)
 {
     for (int i = 0; size > 1 && i < size; i++)
         edge(e, i, (int)((i + (1LL << t)) % size), 0.5);
@@ -65,7 +55,7 @@ static void one_peer_exponential(struct step_edges *e, int size, int t)
  * of two, r < P).  mass[i] (i < P) is how many ranks' data rank i's value
  * stands for; the hypercube steps weight each side by it and update it.
  */
-static void one_peer_exact(struct step_edges *e, int size, int t, double *mass)
+static void one_peer_exact(struct collie__step_edges *e, int size, int t, double *mass)
 {
     int p = log2_floor(size), big = 1 << p, r = size - big;
     if (r && t == 0) { /* fold: j and big + j both take their mean; j stands for 2 */
@@ -101,6 +91,54 @@ static int period_of(collie_schedule_kind kind, int size)
     return size == 1 ? 1 : p + ((1 << p) < size ? 2 : 0);
 }
 
+collie_status collie__schedule_build(const char *who, int size, int period, collie__step_fn step,
+                                     void *ctx, collie_schedule **out)
+{
+    *out = NULL;
+    collie_schedule *s = calloc(1, sizeof *s);
+    struct collie__step_edges e = {
+        .from = malloc(2 * (size_t)size * sizeof(int)),
+        .to = malloc(2 * (size_t)size * sizeof(int)),
+        .w = malloc(2 * (size_t)size * sizeof(double)),
+    };
+    collie_status st = s && e.from && e.to && e.w ? COLLIE_OK : COLLIE_ERR_NOMEM;
+    if (st == COLLIE_OK) {
+        s->period = period;
+        s->steps = calloc((size_t)period, sizeof *s->steps);
+        st = s->steps ? COLLIE_OK : COLLIE_ERR_NOMEM;
+    }
+    for (int t = 0; st == COLLIE_OK && t < period; t++) {
+        e.n = 0;
+        step(ctx, &e, t);
+        st = collie_topology_from_edges(size, e.n, e.from, e.to, e.w, &s->steps[t]);
+    }
+    free(e.from), free(e.to), free(e.w);
+    if (st != COLLIE_OK) {
+        if (st == COLLIE_ERR_NOMEM)
+            collie__api_error("%s: no memory for %d steps of %d ranks", who, period, size);
+        collie_schedule_free(s);
+        return st;
+    }
+    *out = s;
+    return COLLIE_OK;
+}
+
+/* The one-peer schedules' state while their steps are built. */
+struct one_peer {
+    collie_schedule_kind kind;
+    int size;
+    double *mass;
+};
+
+static void one_peer_step(void *ctx, struct collie__step_edges *e, int t)
+{
+    struct one_peer *o = ctx;
+    if (o->kind == COLLIE_SCHED_ONE_PEER_EXPONENTIAL)
+        one_peer_exponential(e, o->size, t);
+    else if (o->size > 1)
+        one_peer_exact(e, o->size, t, o->mass);
+}
+
 collie_status collie_schedule_create(collie_schedule_kind kind, int size, int param,
                                      collie_schedule **out)
 {
@@ -119,39 +157,18 @@ collie_status collie_schedule_create(collie_schedule_kind kind, int size, int pa
             *out = NULL;
         return COLLIE_ERR_INVALID_ARG;
     }
-    *out = NULL;
-    collie_schedule *s = calloc(1, sizeof *s);
-    struct step_edges e = {
-        .from = malloc(2 * (size_t)size * sizeof(int)),
-        .to = malloc(2 * (size_t)size * sizeof(int)),
-        .w = malloc(2 * (size_t)size * sizeof(double)),
-    };
-    double *mass = malloc((size_t)size * sizeof *mass);
-    collie_status st = s && e.from && e.to && e.w && mass ? COLLIE_OK : COLLIE_ERR_NOMEM;
-    if (st == COLLIE_OK) {
-        s->period = period_of(kind, size);
-        s->steps = calloc((size_t)s->period, sizeof *s->steps);
-        st = s->steps ? COLLIE_OK : COLLIE_ERR_NOMEM;
+    struct one_peer o = {.kind = kind, .size = size, .mass = malloc((size_t)size * sizeof(double))};
+    if (!o.mass) {
+        *out = NULL;
+        collie__api_error("collie_schedule_create: no memory for %d ranks", size);
+        return COLLIE_ERR_NOMEM;
     }
-    for (int i = 0; st == COLLIE_OK && i < size; i++)
-        mass[i] = 1;
-    for (int t = 0; st == COLLIE_OK && t < s->period; t++) {
-        e.n = 0;
-        if (kind == COLLIE_SCHED_ONE_PEER_EXPONENTIAL)
-            one_peer_exponential(&e, size, t);
-        else if (size > 1)
-            one_peer_exact(&e, size, t, mass);
-        st = collie_topology_from_edges(size, e.n, e.from, e.to, e.w, &s->steps[t]);
-    }
-    free(e.from), free(e.to), free(e.w), free(mass);
-    if (st != COLLIE_OK) {
-        if (st == COLLIE_ERR_NOMEM)
-            collie__api_error("collie_schedule_create: no memory for %d ranks", size);
-        collie_schedule_free(s);
-        return st;
-    }
-    *out = s;
-    return COLLIE_OK;
+    for (int i = 0; i < size; i++)
+        o.mass[i] = 1;
+    collie_status st = collie__schedule_build("collie_schedule_create", size, period_of(kind, size),
+                                              one_peer_step, &o, out);
+    free(o.mass);
+    return st;
 }
 
 /* A static topology as a schedule of one step; takes t. */
@@ -186,11 +203,38 @@ static const struct {
 
 collie_status collie_schedule_from_name(const char *name, int size, collie_schedule **out)
 {
+    return collie_schedule_from_name_hosts(name, size, NULL, out);
+}
+
+/* All ranks on host 0: what the host-aware names mean without a host table. */
+static int *one_host(int size) { return size > 0 ? calloc((size_t)size, sizeof(int)) : NULL; }
+
+/* A host-aware schedule by name, over host_of or one host. */
+static collie_status hosts_by_name(collie_host_schedule_kind kind, int size, const int *host_of,
+                                   collie_schedule **out)
+{
+    int *alone = host_of ? NULL : one_host(size);
+    if (!host_of && !alone) {
+        collie__api_error("collie_schedule_from_name: no memory (or size %d < 1)", size);
+        return size < 1 ? COLLIE_ERR_INVALID_ARG : COLLIE_ERR_NOMEM;
+    }
+    collie_status st = collie_schedule_create_hosts(kind, size, host_of ? host_of : alone, out);
+    free(alone);
+    return st;
+}
+
+collie_status collie_schedule_from_name_hosts(const char *name, int size, const int *host_of,
+                                              collie_schedule **out)
+{
     if (!out || !name) {
         collie__api_error("collie_schedule_from_name: %s is NULL", out ? "name" : "sched");
         return COLLIE_ERR_INVALID_ARG;
     }
     *out = NULL;
+    if (!strcmp(name, "inner-outer-ring"))
+        return hosts_by_name(COLLIE_SCHED_INNER_OUTER_RING, size, host_of, out);
+    if (!strcmp(name, "inner-outer-exp2"))
+        return hosts_by_name(COLLIE_SCHED_INNER_OUTER_EXPONENTIAL, size, host_of, out);
     if (!strcmp(name, "onepeer-exp2"))
         return collie_schedule_create(COLLIE_SCHED_ONE_PEER_EXPONENTIAL, size, 0, out);
     if (!strcmp(name, "onepeer-exact"))
@@ -204,7 +248,8 @@ collie_status collie_schedule_from_name(const char *name, int size, collie_sched
             kind = static_names[k].kind, param = static_names[k].param;
     if (param < 0) {
         collie__api_error("collie_schedule_from_name: no topology '%s' (known: exp2, exp3, ..., "
-                          "sym-exp2, ring, ring1, mesh, star, full, onepeer-exp2, onepeer-exact)",
+                          "sym-exp2, ring, ring1, mesh, star, full, onepeer-exp2, onepeer-exact, "
+                          "inner-outer-ring, inner-outer-exp2)",
                           name);
         return COLLIE_ERR_INVALID_ARG;
     }

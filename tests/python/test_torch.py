@@ -392,6 +392,12 @@ def neighbor():
         comm.neighbor_allreduce(y, sched.step(t))
     mean = sum(3.0 * j + 1 for j in range(n)) / n
     assert abs(y[0] - mean) < 1e-12, (y, mean)
+    # host-aware: one host here, a ring of all its ranks; the mean is kept
+    hs = collie.Schedule("inner-outer-exp2", n, comm.hosts())
+    y = np.array([3.0 * r + 1])
+    for t in range(hs.period * 40):
+        comm.neighbor_allreduce(y, hs.step(t))
+    assert abs(y[0] - mean) < 1e-6, (y, mean)
     # per-call lists, with sender and receiver weights (BlueFog's dst and src weights)
     nxt, prv = (r + 1) % n, (r - 1) % n
     z = comm.neighbor_allreduce_dynamic(np.full(5, float(r)), recv_ranks=[prv], send_ranks=[nxt],

@@ -179,7 +179,8 @@ struct bench_neighbor {
     collie_schedule *sched; /* made at the first call */
     long long step;         /* the next step */
     const collie_topology *last;
-    int *host_of; /* hierarchical: every rank's host */
+    int *host_of;     /* every rank's host */
+    int hierarchical; /* the nodes are the hosts */
 };
 int bench_neighbor_run(struct bench_neighbor *nb, collie_comm *comm, int hierarchical,
                        const void *send, void *recv, size_t count, collie_dtype t);

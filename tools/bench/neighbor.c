@@ -13,20 +13,18 @@ int bench_neighbor_run(struct bench_neighbor *nb, collie_comm *comm, int hierarc
                        const void *send, void *recv, size_t count, collie_dtype t)
 {
     if (!nb->sched) {
-        int nodes = hierarchical ? collie_host_count(comm) : collie_size(comm);
-        if (collie_schedule_from_name(nb->topology, nodes, &nb->sched) != COLLIE_OK) {
+        int n = collie_size(comm), nodes = hierarchical ? collie_host_count(comm) : n;
+        nb->host_of = malloc((size_t)n * sizeof *nb->host_of); /* the check's, and the schedule's */
+        if (!nb->host_of)
+            return COLLIE_ERR_NOMEM;
+        for (int r = 0; r < n; r++)
+            nb->host_of[r] = collie_host_of(comm, r);
+        nb->hierarchical = hierarchical;
+        if (collie_schedule_from_name_hosts(nb->topology, nodes, hierarchical ? NULL : nb->host_of,
+                                            &nb->sched) != COLLIE_OK) {
             fprintf(stderr, "collie bench: --topology %s: %s\n", nb->topology,
                     collie_last_error(NULL));
             return COLLIE_ERR_INVALID_ARG;
-        }
-        if (hierarchical) { /* the check needs every rank's host */
-            int me = collie_host_index(comm);
-            nb->host_of = malloc((size_t)collie_size(comm) * sizeof *nb->host_of);
-            if (!nb->host_of)
-                return COLLIE_ERR_NOMEM;
-            collie_status st = collie_allgather(comm, &me, nb->host_of, 1, COLLIE_INT32);
-            if (st != COLLIE_OK)
-                return st;
         }
     }
     nb->last = collie_schedule_step(nb->sched, nb->step++);
@@ -39,7 +37,7 @@ int bench_neighbor_run(struct bench_neighbor *nb, collie_comm *comm, int hierarc
 static double node_value(const struct bench_neighbor *nb, const struct bench_opts *o, int j,
                          int size, size_t i)
 {
-    if (!nb->host_of)
+    if (!nb->hierarchical)
         return bench_input(BENCH_NEIGHBOR, o->op, j, size, i);
     int n = 0;
     double sum64 = 0;
@@ -62,7 +60,7 @@ static double node_value(const struct bench_neighbor *nb, const struct bench_opt
 double bench_neighbor_expected(const struct bench_neighbor *nb, const struct bench_opts *o,
                                int rank, int size, size_t i)
 {
-    int me = nb->host_of ? nb->host_of[rank] : rank, from[MAX_DEGREE];
+    int me = nb->hierarchical ? nb->host_of[rank] : rank, from[MAX_DEGREE];
     double w[MAX_DEGREE];
     int n = collie_topology_in(nb->last, me, from, w, MAX_DEGREE);
     n = n < MAX_DEGREE ? n : MAX_DEGREE;

@@ -62,7 +62,7 @@ void bench_usage(FILE *out, const char *prog)
         "                  --topology (collie's; name allreduce too to see both side by side)\n"
         "  --topology T    exp2 (default), exp3, ..., sym-exp2, ring, ring1 (one way), mesh,\n"
         "                  star, full; or a schedule, one step per call: onepeer-exp2,\n"
-        "                  onepeer-exact\n"
+        "                  onepeer-exact, inner-outer-ring, inner-outer-exp2 (over the hosts)\n"
         "  --dynamic       the one-peer schedule of exp2 (--topology onepeer-exp2)\n"
         "  --overlap       the same as naming overlap\n"
         "  --fusion K      fusion with K tensors of -b bytes each instead of ResNet-18's\n"

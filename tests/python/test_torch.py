@@ -20,7 +20,10 @@ kill      the last rank SIGKILLs itself mid-training: every other rank raises
           CollieError within COLLIE_TIMEOUT (its DDP step or the next one)
 package   the plain package: numpy arrays, non-blocking calls, split, unique ids
 neighbor  decentralized averaging from Python: topologies, schedules, per-call lists,
-          hierarchical; every result against the formula
+          hierarchical, windows; every result against the formula
+neighbor_opt  collie.torch.NeighborOptimizer: atc over the full graph trains as DDP;
+          awc over a schedule gives the bits of doing it by hand; global averaging
+          leaves every rank with the same model
 benchmark python -m collie.torch.benchmark, every mode, on a small resnet18: each
           prints a throughput, and acc_ratio against Gloo
 a6000     python -m collie.torch.a6000 on Fashion-MNIST, two configurations
@@ -267,6 +270,77 @@ def optimizer():
     print("optimizer: ok on rank %d of %d" % (r, n))
 
 
+def neighbor_opt():
+    import collie.torch as ct
+    r, n, gloo = init()
+    comm = ct.comm_of()
+
+    # atc over the full graph with plain SGD: averaging the parameters after the step is
+    # averaging the gradients, so it trains as DDP on Gloo does
+    def sgd_of(model):
+        return torch.optim.SGD(model.parameters(), lr=0.05)
+    ours = train_optimizer(lambda m: ct.NeighborOptimizer(sgd_of(m), "full"), 1, False)
+    model = small_model()
+    ddp = torch.nn.parallel.DistributedDataParallel(model, process_group=gloo)
+    opt = sgd_of(ddp)
+    for step in range(30):
+        opt.zero_grad()
+        x, y = batch(step, r)
+        torch.nn.functional.cross_entropy(ddp(x), y).backward()
+        opt.step()
+    theirs = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    assert (ours - theirs).abs().max().item() < 1e-5, (ours - theirs).abs().max()
+
+    # awc over a dynamic schedule, with momentum: the same bits as doing it by hand
+    # (average a snapshot, compute the gradient at it, take the step from the average)
+    def awc(m):
+        return ct.DistributedAdaptWithCombineOptimizer(
+            torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9), "onepeer-exp2")
+    model = small_model()
+    opt = awc(model)
+    for step in range(20):
+        opt.zero_grad()
+        x, y = batch(step, r)
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    opt.synchronize()
+    ours = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    model = small_model()
+    sgd = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    sched = collie.Schedule("onepeer-exp2", n)
+    for step in range(20):
+        flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+        avg = comm.neighbor_allreduce(flat, sched.step(step), torch.empty_like(flat))
+        sgd.zero_grad()
+        x, y = batch(step, r)
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        with torch.no_grad():
+            torch.nn.utils.vector_to_parameters(avg, model.parameters())
+        sgd.step()
+    theirs = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    assert torch.equal(ours, theirs), (ours - theirs).abs().max()
+    if n > 2:  # a sparse graph leaves the ranks apart ...
+        spread = torch.stack([theirs] * n)
+        dist.all_gather(list(spread), theirs, group=gloo)
+        assert (spread - spread.mean(0)).abs().max() > 1e-6
+
+    # ... which global averaging every step removes (atc over a ring, 16-bit wire too)
+    for wire in [None, "bfloat16"]:
+        ours = train_optimizer(lambda m: ct.NeighborOptimizer(
+            torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9), collie.Topology("ring", n),
+            global_avg_every=1, wire=wire), 1, False, steps=10)
+        every = torch.stack([ours] * n)
+        dist.all_gather(list(every), ours, group=gloo)
+        assert (every == ours).all(), "global averaging left the ranks apart"
+    try:
+        ct.NeighborOptimizer(sgd_of(small_model()), combine="both")
+        raise AssertionError("combine='both' was accepted")
+    except ValueError as e:
+        assert "atc" in str(e), e
+    dist.destroy_process_group()
+    print("neighbor_opt: ok on rank %d of %d" % (r, n))
+
+
 def kill():
     r, n, _ = init()
     model = torch.nn.parallel.DistributedDataParallel(small_model())
@@ -507,5 +581,6 @@ def a6000():
 
 if __name__ == "__main__":
     {"ops": ops, "ddp": ddp, "hooks": hooks, "optimizer": optimizer, "mismatch": mismatch,
+     "neighbor_opt": neighbor_opt,
      "kill": kill, "package": package, "neighbor": neighbor, "benchmark": benchmark,
      "a6000": a6000}[sys.argv[1]]()

@@ -17,7 +17,8 @@ group raises CollieError at once, on every rank that sees the failure,
 within COLLIE_TIMEOUT.
 
 Also here: collie.torch.hooks (DDP communication hooks, compression on the
-wire), DistributedOptimizer and broadcast_parameters (Horovod's way, no DDP).
+wire), DistributedOptimizer and broadcast_parameters (Horovod's way, no DDP),
+NeighborOptimizer (BlueFog's decentralized training: no gradient averaging).
 """
 import atexit
 import collections
@@ -31,7 +32,8 @@ from torch._C._distributed_c10d import ProcessGroup, _create_work_from_future
 import collie
 
 __all__ = ["ProcessGroupCollie", "BACKEND", "hooks", "DistributedOptimizer",
-           "broadcast_parameters", "comm_of"]
+           "broadcast_parameters", "comm_of", "NeighborOptimizer",
+           "DistributedAdaptThenCombineOptimizer", "DistributedAdaptWithCombineOptimizer"]
 
 BACKEND = "collie"
 
@@ -298,3 +300,5 @@ dist.Backend.register_backend(BACKEND, _create)
 
 from . import hooks  # noqa: E402  (after ProcessGroupCollie, which they use)
 from .optimizer import DistributedOptimizer, broadcast_parameters, comm_of  # noqa: E402
+from .neighbor import (NeighborOptimizer, DistributedAdaptThenCombineOptimizer,  # noqa: E402
+                       DistributedAdaptWithCombineOptimizer)

@@ -57,6 +57,20 @@ def comm_of(group=None):
     return _world["comm"]
 
 
+def wrap_optimizer(optimizer, mixin):
+    """A new optimizer over optimizer's parameter groups whose class is a subclass of
+    optimizer's own with mixin's methods (learning-rate schedulers and isinstance checks
+    keep working, as in Horovod); the mixin's super() calls reach the wrapped class."""
+    cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
+               {k: v for k, v in mixin.__dict__.items() if k not in ("__dict__", "__weakref__")})
+    wrapped = cls.__new__(cls)
+    try:  # the defaults are the constructor's keywords for torch's optimizers
+        optimizer.__class__.__init__(wrapped, optimizer.param_groups, **optimizer.defaults)
+    except TypeError:  # each group carries its settings anyway
+        optimizer.__class__.__init__(wrapped, optimizer.param_groups)
+    return wrapped
+
+
 def broadcast_parameters(params, root=0, group=None):
     """Copies root's tensors into every rank's: params is a state_dict (broadcast in the
     order of its sorted names) or an iterable of tensors or (name, tensor) pairs."""
@@ -197,14 +211,7 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=None, op=
     parameters are the optimizer's.  Wrap before the first step: the wrapped optimizer's
     state is not carried over."""
     del named_parameters
-    cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
-               {k: v for k, v in _DistributedOptimizer.__dict__.items()
-                if k not in ("__dict__", "__weakref__")})
-    wrapped = cls.__new__(cls)
-    try:  # the defaults are the constructor's keywords for torch's optimizers
-        optimizer.__class__.__init__(wrapped, optimizer.param_groups, **optimizer.defaults)
-    except TypeError:  # each group carries its settings anyway
-        optimizer.__class__.__init__(wrapped, optimizer.param_groups)
+    wrapped = wrap_optimizer(optimizer, _DistributedOptimizer)
     wrapped._collie_setup(comm_of(group), compression, op, backward_passes_per_step,
                           int(bucket_mb * (1 << 20)))
     return wrapped

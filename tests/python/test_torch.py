@@ -540,7 +540,8 @@ def benchmark():
     import tempfile
     from collie.torch import benchmark as bench
     path = os.path.join(tempfile.gettempdir(), "collie-test-bench-%s.json" % os.environ["MASTER_PORT"])
-    modes = ["gloo", "gloo-fp16", "collie", "collie-fp16", "collie-bf16", "optimizer", "compute"]
+    modes = ["gloo", "gloo-fp16", "collie", "collie-fp16", "collie-bf16", "optimizer",
+             "neighbor-atc", "neighbor-awc", "compute"]
     assert bench.main(["--model", "resnet18", "--image-size", "32", "--batch-size", "2",
                        "--num-iters", "2", "--num-batches-per-iter", "1",
                        "--num-warmup-batches", "1", "--modes", ",".join(modes),

@@ -13,6 +13,10 @@ Modes:
   collie-fp16  ... with collie.torch.hooks.fp16_compress_hook (float16 on the wire)
   collie-bf16  ... with collie.torch.hooks.bf16_compress_hook
   optimizer    collie.torch.DistributedOptimizer, no DDP
+  neighbor-atc collie.torch.NeighborOptimizer over --topology (BlueFog's adapt-then-combine:
+               the parameters averaged with the neighbours after the step, no gradient
+               averaging)
+  neighbor-awc ... adapt-with-combine: the average overlaps the next passes
   compute      DDP under no_sync(): the step without communication
 Printed per mode as Horovod prints it (`Total img/sec on N rank(s): X +- Y`,
 the 95% interval over iterations), then acc_ratio = mode / gloo (ACSpeed's
@@ -36,7 +40,8 @@ import collie.torch as ct
 from collie.torch import hooks as collie_hooks
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
-MODES = ["gloo", "gloo-fp16", "collie", "collie-fp16", "collie-bf16", "optimizer", "compute"]
+MODES = ["gloo", "gloo-fp16", "collie", "collie-fp16", "collie-bf16", "optimizer",
+         "neighbor-atc", "neighbor-awc", "compute"]
 
 
 def build_model(name, classes):
@@ -64,6 +69,11 @@ class Mode:
         if name == "optimizer":
             self.net = model
             self.opt = ct.DistributedOptimizer(torch.optim.SGD(params, lr=0.01))
+            return
+        if name.startswith("neighbor-"):
+            self.net = model
+            self.opt = ct.NeighborOptimizer(torch.optim.SGD(params, lr=0.01), args.topology,
+                                            combine=name[len("neighbor-"):])
             return
         group = gloo if name.startswith("gloo") else None
         self.net = torch.nn.parallel.DistributedDataParallel(model, process_group=group)
@@ -105,6 +115,8 @@ def main(argv=None):
     parser.add_argument("--num-iters", type=int, default=5)
     parser.add_argument("--modes", default="gloo,collie,collie-fp16,compute",
                         help="comma-separated, of: " + ", ".join(MODES))
+    parser.add_argument("--topology", default="onepeer-exp2",
+                        help="the neighbour modes' topology or schedule (default onepeer-exp2)")
     parser.add_argument("--json", help="also write the results to this file (rank 0)")
     args = parser.parse_args(argv)
     modes = args.modes.split(",")
@@ -170,6 +182,9 @@ def main(argv=None):
                 share = max(0.0, 1 - compute / statistics.median(seconds[m]))
                 log("communication share of the step, %-12s %3.0f%%" % (m + ":", 100 * share))
                 results["modes"][m]["comm_share"] = share
+    for r in runners:
+        if r.name.startswith("neighbor-"):
+            r.opt.synchronize()  # the neighbour averaging still in flight
     if args.json and rank == 0:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

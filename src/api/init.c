@@ -31,6 +31,21 @@ void collie__api_error(const char *fmt, ...)
     va_end(ap);
 }
 
+collie_status collie__refuse(collie_comm *comm, const char *call, const char *fmt, ...)
+{
+    char detail[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    if (!comm) {
+        collie__api_error("collie_%s: %s", call, detail);
+        return COLLIE_ERR_INVALID_ARG;
+    }
+    return collie__fail(comm, COLLIE_ERR_INVALID_ARG, "%s on rank %d: %s", call, comm->rank,
+                        detail);
+}
+
 static void destroy(collie_comm *comm)
 {
     collie__async_shutdown(comm); /* pending requests complete or fail first */

@@ -5,7 +5,6 @@
  * communicator's other collectives.  A non-blocking call owns a copy of
  * the lists it was given.
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,24 +22,6 @@ struct call {
     double *weights; /* recv then send */
 };
 
-/* Refuses call `who` (e.g. "neighbor_allgather") with INVALID_ARG, saying why. */
-static collie_status refuse(collie_comm *comm, const char *who, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static collie_status refuse(collie_comm *comm, const char *who, const char *fmt, ...)
-{
-    char detail[300];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
-    if (!comm) {
-        collie__api_error("collie_%s: %s", who, detail);
-        return COLLIE_ERR_INVALID_ARG;
-    }
-    return collie__fail(comm, COLLIE_ERR_INVALID_ARG, "%s on rank %d: %s", who, comm->rank, detail);
-}
-
 static int averages(collie_dtype dtype)
 {
     return dtype == COLLIE_FLOAT32 || dtype == COLLIE_FLOAT64 || dtype == COLLIE_FLOAT16 ||
@@ -52,19 +33,21 @@ static collie_status check_list(collie_comm *comm, const char *who, const char *
                                 const int *ranks, unsigned char *seen)
 {
     if (n < 0 || n >= comm->size)
-        return refuse(comm, who, "n%s=%d is outside [0, %d)", name, n, comm->size);
+        return collie__refuse(comm, who, "n%s=%d is outside [0, %d)", name, n, comm->size);
     if (n && !ranks)
-        return refuse(comm, who, "%s_ranks is NULL but n%s is %d", name, name, n);
+        return collie__refuse(comm, who, "%s_ranks is NULL but n%s is %d", name, name, n);
     memset(seen, 0, (size_t)comm->size);
     for (int k = 0; k < n; k++) {
         int r = ranks[k];
         if (r < 0 || r >= comm->size)
-            return refuse(comm, who, "%s_ranks[%d]=%d is outside [0, %d)", name, k, r, comm->size);
+            return collie__refuse(comm, who, "%s_ranks[%d]=%d is outside [0, %d)", name, k, r,
+                                  comm->size);
         if (r == comm->rank)
-            return refuse(comm, who, "%s_ranks[%d]=%d is this rank (its own weight is self_weight)",
-                          name, k, r);
+            return collie__refuse(comm, who,
+                                  "%s_ranks[%d]=%d is this rank (its own weight is self_weight)",
+                                  name, k, r);
         if (seen[r]++)
-            return refuse(comm, who, "%s_ranks lists rank %d twice", name, r);
+            return collie__refuse(comm, who, "%s_ranks lists rank %d twice", name, r);
     }
     return COLLIE_OK;
 }
@@ -122,12 +105,12 @@ static struct call *static_call(collie_comm *comm, const char *who, const collie
 {
     int nodes = between_hosts ? comm->nhosts : comm->size;
     if (!topo) {
-        *st = refuse(comm, who, "topo is NULL");
+        *st = collie__refuse(comm, who, "topo is NULL");
         return NULL;
     }
     if (collie_topology_size(topo) != nodes) {
-        *st = refuse(comm, who, "the topology has %d nodes, the communicator %d %s",
-                     collie_topology_size(topo), nodes, between_hosts ? "hosts" : "ranks");
+        *st = collie__refuse(comm, who, "the topology has %d nodes, the communicator %d %s",
+                             collie_topology_size(topo), nodes, between_hosts ? "hosts" : "ranks");
         return NULL;
     }
     struct call *c = malloc(sizeof *c);
@@ -164,14 +147,14 @@ static collie_status check_gather(collie_comm *comm, const struct args *a,
 {
     size_t es = collie__dtype_size(a->dtype);
     if (a->count && p->nrecv && a->count > SIZE_MAX / es / (size_t)p->nrecv)
-        return refuse(comm, "neighbor_allgather",
-                      "%d in-neighbours x count=%zu elements overflow the address space", p->nrecv,
-                      a->count);
+        return collie__refuse(comm, "neighbor_allgather",
+                              "%d in-neighbours x count=%zu elements overflow the address space",
+                              p->nrecv, a->count);
     if (overlaps(a->sendbuf, a->count * es, a->recvbuf, (size_t)p->nrecv * a->count * es))
-        return refuse(comm, "neighbor_allgather",
-                      "sendbuf overlaps recvbuf (%d in-neighbours x count=%zu elements): a "
-                      "gather has no in-place form",
-                      p->nrecv, a->count);
+        return collie__refuse(comm, "neighbor_allgather",
+                              "sendbuf overlaps recvbuf (%d in-neighbours x count=%zu elements): a "
+                              "gather has no in-place form",
+                              p->nrecv, a->count);
     return COLLIE_OK;
 }
 
@@ -185,22 +168,24 @@ static struct call *prepare(collie_comm *comm, const struct args *a, struct coll
     const char *who = collie__coll_name(a->coll);
     int gather = a->coll == COLLIE_COLL_NEIGHBOR_ALLGATHER;
     if (!comm) {
-        *st = refuse(NULL, who, "comm is NULL");
+        *st = collie__refuse(NULL, who, "comm is NULL");
         return NULL;
     }
     *st = atomic_load(&comm->failed);
     if (*st != COLLIE_OK)
         return NULL;
     if (!gather && !averages(a->dtype)) {
-        *st = refuse(comm, who,
-                     "dtype=%d: neighbour averaging takes COLLIE_FLOAT32, FLOAT64, FLOAT16 or "
-                     "BFLOAT16",
-                     (int)a->dtype);
+        *st = collie__refuse(
+            comm, who,
+            "dtype=%d: neighbour averaging takes COLLIE_FLOAT32, FLOAT64, FLOAT16 or "
+            "BFLOAT16",
+            (int)a->dtype);
         return NULL;
     }
     if (a->wire != a->dtype && (a->wire != COLLIE_FLOAT16 && a->wire != COLLIE_BFLOAT16)) {
-        *st = refuse(comm, who, "wire_dtype=%d: float32 data travels as COLLIE_FLOAT16 or BFLOAT16",
-                     (int)a->wire);
+        *st = collie__refuse(comm, who,
+                             "wire_dtype=%d: float32 data travels as COLLIE_FLOAT16 or BFLOAT16",
+                             (int)a->wire);
         return NULL;
     }
     struct call *c =
@@ -255,7 +240,7 @@ static collie_status exec_neighbor(collie_comm *comm, struct collie_request *r)
 static collie_status run_request(collie_comm *comm, const struct args *a, collie_request **req)
 {
     if (!req)
-        return refuse(comm, collie__coll_name(a->coll), "req (the output pointer) is NULL");
+        return collie__refuse(comm, collie__coll_name(a->coll), "req (the output pointer) is NULL");
     *req = NULL;
     struct collie__op o;
     collie_status st;
@@ -348,7 +333,7 @@ static collie_status call_dynamic(collie_comm *comm, enum collie__coll coll,
                                   collie_request **req)
 {
     if (!nb)
-        return refuse(comm, collie__coll_name(coll), "nb (this rank's neighbours) is NULL");
+        return collie__refuse(comm, collie__coll_name(coll), "nb (this rank's neighbours) is NULL");
     return call(comm, coll, NULL, nb, sendbuf, recvbuf, count, dtype, dtype, nonblocking, req);
 }
 
@@ -400,8 +385,8 @@ static collie_status gossip(collie_comm *comm, int peer, const void *sendbuf, vo
                             double pair_weight, int nonblocking, collie_request **req)
 {
     if (comm && (peer < 0 || peer >= comm->size || peer == comm->rank))
-        return refuse(comm, "pair_gossip", "peer=%d is %s", peer,
-                      peer == comm->rank ? "this rank" : "not a rank of the communicator");
+        return collie__refuse(comm, "pair_gossip", "peer=%d is %s", peer,
+                              peer == comm->rank ? "this rank" : "not a rank of the communicator");
     collie_neighbors nb = {
         .nrecv = 1,
         .recv_ranks = &peer,

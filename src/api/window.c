@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,24 +17,6 @@
 #include "../transport/xfer.h"
 #include "api.h"
 #include "window.h"
-
-static collie_status refuse(collie_comm *comm, const char *call, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static collie_status refuse(collie_comm *comm, const char *call, const char *fmt, ...)
-{
-    char detail[300];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
-    if (!comm) {
-        collie__api_error("collie_%s: %s", call, detail);
-        return COLLIE_ERR_INVALID_ARG;
-    }
-    return collie__fail(comm, COLLIE_ERR_INVALID_ARG, "%s on rank %d: %s", call, comm->rank,
-                        detail);
-}
 
 int collie__win_find(const int *list, int n, int r)
 {
@@ -173,26 +154,27 @@ collie_status collie_win_create(collie_comm *comm, const collie_topology *topo, 
 {
     static const char *call = "win_create";
     if (!out)
-        return refuse(comm, call, "win (the output pointer) is NULL");
+        return collie__refuse(comm, call, "win (the output pointer) is NULL");
     *out = NULL;
     if (!comm)
-        return refuse(NULL, call, "comm is NULL");
+        return collie__refuse(NULL, call, "comm is NULL");
     collie_status st = atomic_load(&comm->failed);
     if (st != COLLIE_OK)
         return st;
     if (!topo || collie_topology_size(topo) != comm->size)
-        return refuse(comm, call,
-                      topo ? "the topology has %d nodes, the communicator %d ranks"
-                           : "topo is NULL (%d, %d)",
-                      topo ? collie_topology_size(topo) : 0, comm->size);
+        return collie__refuse(comm, call,
+                              topo ? "the topology has %d nodes, the communicator %d ranks"
+                                   : "topo is NULL (%d, %d)",
+                              topo ? collie_topology_size(topo) : 0, comm->size);
     if (dtype != COLLIE_FLOAT32 && dtype != COLLIE_FLOAT64 && dtype != COLLIE_FLOAT16 &&
         dtype != COLLIE_BFLOAT16)
-        return refuse(comm, call,
-                      "dtype=%d: a window holds COLLIE_FLOAT32, FLOAT64, FLOAT16 or "
-                      "BFLOAT16",
-                      (int)dtype);
+        return collie__refuse(comm, call,
+                              "dtype=%d: a window holds COLLIE_FLOAT32, FLOAT64, FLOAT16 or "
+                              "BFLOAT16",
+                              (int)dtype);
     if (count > SIZE_MAX / 8 / (size_t)(2 * comm->size + 4))
-        return refuse(comm, call, "count=%zu elements do not fit this process's memory", count);
+        return collie__refuse(comm, call, "count=%zu elements do not fit this process's memory",
+                              count);
     collie_win *win = make(topo, comm->rank, count, dtype);
     if (!win)
         return collie__fail(comm, COLLIE_ERR_NOMEM,
@@ -220,12 +202,13 @@ collie_status collie_win_create(collie_comm *comm, const collie_topology *topo, 
 static collie_status usable(collie_win *win, const char *call, const void *buf, int needs_buf)
 {
     if (!win)
-        return refuse(NULL, call, "win is NULL");
+        return collie__refuse(NULL, call, "win is NULL");
     collie_status st = failed(win);
     if (st != COLLIE_OK)
         return st;
     if (needs_buf && !buf && win->count)
-        return refuse(win->comm, call, "buf is NULL but the window holds %zu elements", win->count);
+        return collie__refuse(win->comm, call, "buf is NULL but the window holds %zu elements",
+                              win->count);
     return COLLIE_OK;
 }
 
@@ -365,8 +348,8 @@ collie_status collie_win_collect(collie_win *win, void *buf, double self_weight)
     if (st != COLLIE_OK)
         return st;
     if (!isfinite(self_weight))
-        return refuse(win->comm, "win_collect", "self_weight=%g is not a finite number",
-                      self_weight);
+        return collie__refuse(win->comm, "win_collect", "self_weight=%g is not a finite number",
+                              self_weight);
     double *ones = malloc(((size_t)win->nin + 1) * sizeof *ones);
     if (!ones)
         return collie__fail(win->comm, COLLIE_ERR_NOMEM, "rank %d: no memory for a collect",

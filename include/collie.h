@@ -729,7 +729,7 @@ COLLIE_API collie_status collie_ipair_gossip(collie_comm *comm, int peer, const 
  * A window runs on a communicator of its own, made from comm at creation,
  * so its traffic never waits for comm's operations nor the reverse.  Its
  * calls are made by one thread at a time.  Memory per rank: 2 x in-degree
- * + 2 copies of the data.  Failures are sticky: after a lost neighbour or a
+ * + 3 copies of the data.  Failures are sticky: after a lost neighbour or a
  * timeout every call of the window returns the status.
  */
 typedef struct collie_win collie_win;

@@ -79,6 +79,18 @@ expect_output "^# topology onepeer-exact \(4 steps\): each rank sends at most 1 
 expect_status 0 "$collie" bench neighbor_allreduce allreduce -n 4 -b 1K -e 1K "${quick[@]}" --dynamic --corrupt
 expect_output "^ +1024 +256 +float32 +sum .* +1  onepeer-exp2$"
 expect_output "^ +1024 +256 +float32 +sum .* +1  (oneshot|twoshot)$"
+# neighbor_allgather: the in-neighbours' blocks, every byte checked; a corrupted one counted
+for topo in exp2 star inner-outer-exp2; do
+    for dtype in float32 int32; do
+        expect_status 0 "$collie" bench neighbor_allgather -n 5 -b 32 -e 1M -f 32 "${quick[@]}" \
+            --topology $topo --dtype $dtype
+        expect_output "^ +1048576 +[0-9]+ +$dtype +sum .* 0  $topo$"
+    done
+done
+expect_status 0 "$collie" bench neighbor_allgather -n 4 -b 1K -e 1K "${quick[@]}" --corrupt
+expect_output "^ +1024 +256 +float32 +sum .* +1  exp2$"
+expect_status 2 "$collie" bench neighbor_allgather -n 2 --inplace
+expect_output "no in-place form"
 # hierarchical: the topology over 2 "hosts" of 3 and 2 ranks (COLLIE_HOST by rank)
 expect_status 0 "$collie" run -n 5 sh -c "COLLIE_HOST=h\$((COLLIE_RANK % 2)) COLLIE_DEBUG=NONE exec \
     $collie bench hierarchical_neighbor_allreduce -b 32 -e 1M -f 32 --iters 2 --warmup 1 --topology ring"

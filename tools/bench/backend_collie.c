@@ -7,7 +7,7 @@
 /* What the backend keeps: the communicator, and the neighbour operations' state. */
 struct collie_backend {
     collie_comm *comm;
-    struct bench_neighbor neighbor[2]; /* flat, hierarchical */
+    struct bench_neighbor neighbor[3]; /* flat, hierarchical, gather */
     const struct bench_neighbor *last; /* the one that ran last: the check's */
 };
 
@@ -16,10 +16,17 @@ static collie_comm *comm_of(struct bench_backend *b)
     return ((struct collie_backend *)b->impl)->comm;
 }
 
-static double neighbor_expected(const struct bench_backend *b, const struct bench_opts *o, size_t i)
+static double neighbor_expected(const struct bench_backend *b, const struct bench_opts *o, size_t i,
+                                size_t count)
 {
     const struct collie_backend *cb = b->impl;
-    return bench_neighbor_expected(cb->last, o, b->rank, b->size, i);
+    return bench_neighbor_expected(cb->last, o, b->rank, b->size, i, count);
+}
+
+static int neighbor_blocks(const struct bench_backend *b)
+{
+    const struct collie_backend *cb = b->impl;
+    return bench_neighbor_blocks(cb->last, b->rank);
 }
 
 static int run(struct bench_backend *b, enum bench_coll c, const void *send, void *recv,
@@ -48,12 +55,12 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
     case BENCH_FUSION:
     case BENCH_NCOLLS: break;
     case BENCH_NEIGHBOR:
-    case BENCH_HIER_NEIGHBOR: {
+    case BENCH_HIER_NEIGHBOR:
+    case BENCH_NEIGHBOR_ALLGATHER: {
         struct collie_backend *cb = b->impl;
-        int hierarchical = c == BENCH_HIER_NEIGHBOR;
-        cb->last = &cb->neighbor[hierarchical];
-        st = bench_neighbor_run(&cb->neighbor[hierarchical], comm, hierarchical, send, recv, count,
-                                t);
+        struct bench_neighbor *nb = &cb->neighbor[c - BENCH_NEIGHBOR];
+        cb->last = nb;
+        st = bench_neighbor_run(nb, comm, c, send, recv, count, t);
         break;
     }
     }
@@ -77,7 +84,7 @@ static const char *algo(struct bench_backend *b, enum bench_coll c, size_t bytes
 {
     if (c == BENCH_PINGPONG)
         return "send/recv";
-    if (c == BENCH_NEIGHBOR || c == BENCH_HIER_NEIGHBOR)
+    if (c == BENCH_NEIGHBOR || c == BENCH_HIER_NEIGHBOR || c == BENCH_NEIGHBOR_ALLGATHER)
         return ((struct collie_backend *)b->impl)->neighbor[0].topology;
     const char *name = collie__tools_algo(comm_of(b), bench_coll_name(c), bytes);
     return name ? name : "?";
@@ -123,7 +130,8 @@ int bench_backend_collie(struct bench_backend *b, const struct bench_opts *o)
         return -1;
     }
     collie_comm *comm = cb->comm;
-    cb->neighbor[0].topology = cb->neighbor[1].topology = o->topology;
+    for (int k = 0; k < 3; k++)
+        cb->neighbor[k].topology = o->topology;
     *b = (struct bench_backend){.name = "collie",
                                 .rank = collie_rank(comm),
                                 .size = collie_size(comm),
@@ -139,7 +147,8 @@ int bench_backend_collie(struct bench_backend *b, const struct bench_opts *o)
                                 .iallreduce = iallreduce,
                                 .wait = wait,
                                 .group = group,
-                                .neighbor_expected = neighbor_expected};
+                                .neighbor_expected = neighbor_expected,
+                                .neighbor_blocks = neighbor_blocks};
     return 0;
 }
 
@@ -147,7 +156,7 @@ void bench_backend_collie_close(struct bench_backend *b)
 {
     struct collie_backend *cb = b->impl;
     collie_finalize(cb->comm);
-    bench_neighbor_free(&cb->neighbor[0]);
-    bench_neighbor_free(&cb->neighbor[1]);
+    for (int k = 0; k < 3; k++)
+        bench_neighbor_free(&cb->neighbor[k]);
     free(cb);
 }

@@ -169,6 +169,7 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
     case BENCH_FUSION:
     case BENCH_NEIGHBOR: /* refused with --baseline mpi (options.c) */
     case BENCH_HIER_NEIGHBOR:
+    case BENCH_NEIGHBOR_ALLGATHER:
     case BENCH_NCOLLS: break;
     }
     return check(rc);

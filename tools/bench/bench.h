@@ -27,7 +27,8 @@ enum bench_coll {
     BENCH_OVERLAP,  /* an allreduce hidden behind computation (overlap.c); not part of "all" */
     BENCH_FUSION,   /* many small allreduces one by one vs fused (fusion.c); not part of "all" */
     BENCH_NEIGHBOR, /* neighbor_allreduce over --topology (collie only); not part of "all" */
-    BENCH_HIER_NEIGHBOR, /* hierarchical_neighbor_allreduce: --topology over the hosts */
+    BENCH_HIER_NEIGHBOR,      /* hierarchical_neighbor_allreduce: --topology over the hosts */
+    BENCH_NEIGHBOR_ALLGATHER, /* neighbor_allgather over --topology: the in-neighbours' blocks */
     BENCH_NCOLLS
 };
 
@@ -54,12 +55,14 @@ struct bench_backend {
     /* Brackets calls to fuse (1: start, 0: end); NULL where the library cannot fuse. */
     int (*group)(struct bench_backend *b, int start);
     /*
-     * neighbor_allreduce: element i of this rank's result of the last step
-     * run, for the inputs bench_input gives; NULL where the library has no
-     * neighbour averaging.
+     * The neighbour operations: element i of this rank's result of the last
+     * step run (count: the call's), for the inputs bench_input gives, and
+     * how many blocks of count a gather's result holds; NULL where the
+     * library has no neighbour operations.
      */
-    double (*neighbor_expected)(const struct bench_backend *b, const struct bench_opts *o,
-                                size_t i);
+    double (*neighbor_expected)(const struct bench_backend *b, const struct bench_opts *o, size_t i,
+                                size_t count);
+    int (*neighbor_blocks)(const struct bench_backend *b);
 };
 
 struct bench_opts {
@@ -179,13 +182,16 @@ struct bench_neighbor {
     collie_schedule *sched; /* made at the first call */
     long long step;         /* the next step */
     const collie_topology *last;
-    int *host_of;     /* every rank's host */
-    int hierarchical; /* the nodes are the hosts */
+    int *host_of;         /* every rank's host */
+    enum bench_coll coll; /* BENCH_NEIGHBOR, BENCH_HIER_NEIGHBOR or BENCH_NEIGHBOR_ALLGATHER */
 };
-int bench_neighbor_run(struct bench_neighbor *nb, collie_comm *comm, int hierarchical,
+int bench_neighbor_run(struct bench_neighbor *nb, collie_comm *comm, enum bench_coll c,
                        const void *send, void *recv, size_t count, collie_dtype t);
+/* Element i of rank's result of the last step (count elements per block). */
 double bench_neighbor_expected(const struct bench_neighbor *nb, const struct bench_opts *o,
-                               int rank, int size, size_t i);
+                               int rank, int size, size_t i, size_t count);
+/* The in-degree of rank (of its host, for hierarchical) in the last step. */
+int bench_neighbor_blocks(const struct bench_neighbor *nb, int rank);
 void bench_neighbor_free(struct bench_neighbor *nb);
 
 /* Raw rows for the driver: one tab-separated line per row. */

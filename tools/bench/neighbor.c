@@ -9,9 +9,10 @@
 
 #define MAX_DEGREE 64 /* the check's in-neighbours; the builders' graphs stay far below */
 
-int bench_neighbor_run(struct bench_neighbor *nb, collie_comm *comm, int hierarchical,
+int bench_neighbor_run(struct bench_neighbor *nb, collie_comm *comm, enum bench_coll c,
                        const void *send, void *recv, size_t count, collie_dtype t)
 {
+    int hierarchical = c == BENCH_HIER_NEIGHBOR;
     if (!nb->sched) {
         int n = collie_size(comm), nodes = hierarchical ? collie_host_count(comm) : n;
         nb->host_of = malloc((size_t)n * sizeof *nb->host_of); /* the check's, and the schedule's */
@@ -19,7 +20,7 @@ int bench_neighbor_run(struct bench_neighbor *nb, collie_comm *comm, int hierarc
             return COLLIE_ERR_NOMEM;
         for (int r = 0; r < n; r++)
             nb->host_of[r] = collie_host_of(comm, r);
-        nb->hierarchical = hierarchical;
+        nb->coll = c;
         if (collie_schedule_from_name_hosts(nb->topology, nodes, hierarchical ? NULL : nb->host_of,
                                             &nb->sched) != COLLIE_OK) {
             fprintf(stderr, "collie bench: --topology %s: %s\n", nb->topology,
@@ -28,6 +29,8 @@ int bench_neighbor_run(struct bench_neighbor *nb, collie_comm *comm, int hierarc
         }
     }
     nb->last = collie_schedule_step(nb->sched, nb->step++);
+    if (c == BENCH_NEIGHBOR_ALLGATHER)
+        return collie_neighbor_allgather(comm, nb->last, send, recv, count, t);
     return hierarchical
                ? collie_hierarchical_neighbor_allreduce(comm, nb->last, send, recv, count, t)
                : collie_neighbor_allreduce(comm, nb->last, send, recv, count, t);
@@ -37,7 +40,7 @@ int bench_neighbor_run(struct bench_neighbor *nb, collie_comm *comm, int hierarc
 static double node_value(const struct bench_neighbor *nb, const struct bench_opts *o, int j,
                          int size, size_t i)
 {
-    if (!nb->hierarchical)
+    if (nb->coll != BENCH_HIER_NEIGHBOR)
         return bench_input(BENCH_NEIGHBOR, o->op, j, size, i);
     int n = 0;
     double sum64 = 0;
@@ -57,13 +60,22 @@ static double node_value(const struct bench_neighbor *nb, const struct bench_opt
     return bench_decode(o->dtype, held, 0);
 }
 
-double bench_neighbor_expected(const struct bench_neighbor *nb, const struct bench_opts *o,
-                               int rank, int size, size_t i)
+int bench_neighbor_blocks(const struct bench_neighbor *nb, int rank)
 {
-    int me = nb->hierarchical ? nb->host_of[rank] : rank, from[MAX_DEGREE];
+    int me = nb->coll == BENCH_HIER_NEIGHBOR ? nb->host_of[rank] : rank;
+    int n = collie_topology_in(nb->last, me, NULL, NULL, 0);
+    return n < MAX_DEGREE ? n : MAX_DEGREE;
+}
+
+double bench_neighbor_expected(const struct bench_neighbor *nb, const struct bench_opts *o,
+                               int rank, int size, size_t i, size_t count)
+{
+    int me = nb->coll == BENCH_HIER_NEIGHBOR ? nb->host_of[rank] : rank, from[MAX_DEGREE];
     double w[MAX_DEGREE];
     int n = collie_topology_in(nb->last, me, from, w, MAX_DEGREE);
     n = n < MAX_DEGREE ? n : MAX_DEGREE;
+    if (nb->coll == BENCH_NEIGHBOR_ALLGATHER) /* block i / count: from[i / count]'s data */
+        return node_value(nb, o, from[i / count], size, i % count);
     double self = collie_topology_self_weight(nb->last, me);
     if (o->dtype == COLLIE_FLOAT64) {
         double acc = self * node_value(nb, o, me, size, i);

@@ -17,7 +17,8 @@ static const char *const coll_names[] = {[BENCH_ALLREDUCE] = "allreduce",
                                          [BENCH_OVERLAP] = "overlap",
                                          [BENCH_FUSION] = "fusion",
                                          [BENCH_NEIGHBOR] = "neighbor_allreduce",
-                                         [BENCH_HIER_NEIGHBOR] = "hierarchical_neighbor_allreduce"};
+                                         [BENCH_HIER_NEIGHBOR] = "hierarchical_neighbor_allreduce",
+                                         [BENCH_NEIGHBOR_ALLGATHER] = "neighbor_allgather"};
 _Static_assert(sizeof coll_names / sizeof *coll_names == BENCH_NCOLLS, "a name per collective");
 static const char *const dtype_names[] = {"float32", "float64", "float16", "bfloat16",
                                           "int8",    "uint8",   "int32",   "int64"};
@@ -59,7 +60,8 @@ void bench_usage(FILE *out, const char *prog)
         "                  (overlap = (T_comm + T_comp - T_both) / min(T_comm, T_comp)); or\n"
         "                  fusion: ResNet-18's 62 gradient allreduces, one call each vs fused;\n"
         "                  or neighbor_allreduce: one step of decentralized averaging over\n"
-        "                  --topology (collie's; name allreduce too to see both side by side)\n"
+        "                  --topology (collie's; name allreduce too to see both side by side);\n"
+        "                  neighbor_allgather: the in-neighbours' buffers, one block each\n"
         "  --topology T    exp2 (default), exp3, ..., sym-exp2, ring, ring1 (one way), mesh,\n"
         "                  star, full; or a schedule, one step per call: onepeer-exp2,\n"
         "                  onepeer-exact, inner-outer-ring, inner-outer-exp2 (over the hosts)\n"
@@ -309,11 +311,17 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
     if (!o->ncolls)
         o->colls[o->ncolls++] = BENCH_ALLREDUCE;
     for (int k = 0; k < o->ncolls && o->baseline; k++)
-        if (o->colls[k] == BENCH_NEIGHBOR || o->colls[k] == BENCH_HIER_NEIGHBOR) {
+        if (o->colls[k] == BENCH_NEIGHBOR || o->colls[k] == BENCH_HIER_NEIGHBOR ||
+            o->colls[k] == BENCH_NEIGHBOR_ALLGATHER) {
             fprintf(stderr,
                     "%s: MPI has no neighbour averaging to compare with: drop --baseline, and "
                     "name allreduce beside neighbor_allreduce to see collie's allreduce\n",
                     prog);
+            return -1;
+        }
+    for (int k = 0; k < o->ncolls && o->inplace; k++)
+        if (o->colls[k] == BENCH_NEIGHBOR_ALLGATHER) {
+            fprintf(stderr, "%s: neighbor_allgather has no in-place form: drop --inplace\n", prog);
             return -1;
         }
     if (!o->topology)

@@ -122,7 +122,7 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                bench_op_name(o->op), o->inplace ? "in place" : "out of place", o->iters, per_size,
                o->warmup, o->rounds > 1 ? ", median of the rounds" : "");
         printf("# time: mean per operation of the slowest rank; busbw from it, as nccl-tests\n");
-        if (c == BENCH_NEIGHBOR)
+        if (c == BENCH_NEIGHBOR || c == BENCH_NEIGHBOR_ALLGATHER)
             print_neighbor_bytes(o, a.ranks);
         if (c == BENCH_HIER_NEIGHBOR)
             printf("# topology %s over the hosts; each host's ranks share its messages\n",

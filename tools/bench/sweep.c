@@ -28,6 +28,8 @@ static void shape(int c, size_t bytes, size_t es, int n, size_t *count, size_t *
         *recv = per_rank * es;
     } else if (c == BENCH_ALLTOALL) {
         *count = per_rank;
+    } else if (c == BENCH_NEIGHBOR_ALLGATHER) {
+        *recv = bytes * (size_t)n; /* in-degree blocks: at most n - 1 */
     }
 }
 
@@ -124,6 +126,8 @@ static long long verify(const struct bench_backend *b, int c, const struct bench
     unsigned char want[8];
     long long wrong = 0;
     size_t elems = c == BENCH_ALLGATHER || c == BENCH_ALLTOALL ? count * n : count;
+    if (c == BENCH_NEIGHBOR_ALLGATHER)
+        elems = count * (size_t)b->neighbor_blocks(b);
     if ((c == BENCH_REDUCE && b->rank != o->root) || (c == BENCH_PINGPONG && bench_partner(b) < 0))
         return 0;
     for (size_t i = 0; i < elems; i++) {
@@ -141,7 +145,8 @@ static long long verify(const struct bench_backend *b, int c, const struct bench
             v = bench_reduced(o->dtype, o->op, b->size, r * count + i);
             break;
         case BENCH_NEIGHBOR:
-        case BENCH_HIER_NEIGHBOR: v = b->neighbor_expected(b, o, i); break;
+        case BENCH_HIER_NEIGHBOR:
+        case BENCH_NEIGHBOR_ALLGATHER: v = b->neighbor_expected(b, o, i, count); break;
         default: v = bench_reduced(o->dtype, o->op, b->size, i);
         }
         bench_encode(o->dtype, want, 0, v);

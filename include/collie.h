@@ -720,11 +720,11 @@ COLLIE_API collie_status collie_ipair_gossip(collie_comm *comm, int peer, const 
  * weight).  A window gives this rank one mailbox per in-neighbour of its
  * topology (count elements of dtype, and a weight), and a published value
  * that its out-neighbours may fetch.  Deposits need nothing from the rank
- * that owns the mailbox: a thread of the window takes them in as they come
- * (within a host through shared memory, across hosts over TCP), so
- * asynchronous gossip and push-sum run without matching receives, and
- * ranks may take different numbers of steps.  A mailbox always holds whole
- * deposits, never part of one.
+ * that owns the mailbox: within a host the depositor writes it in shared
+ * memory, across hosts a thread of the window takes the messages in as
+ * they come, so asynchronous gossip and push-sum run without matching
+ * receives, and ranks may take different numbers of steps.  A mailbox
+ * always holds whole deposits, never part of one.
  *
  * A window runs on a communicator of its own, made from comm at creation,
  * so its traffic never waits for comm's operations nor the reverse.  Its

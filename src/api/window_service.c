@@ -1,8 +1,9 @@
 /*
  * window_service.c - a window's thread: it hears every neighbour of the
- * window at once (one posted receive each), takes deposits into their
- * mailboxes as they come, answers get requests with a snapshot of the
- * published value, and counts fence markers.  It owns the receiving side of
+ * window at once (one posted receive each), takes the deposits of the
+ * other hosts into their mailboxes as they come, answers their get requests
+ * with a snapshot of the published value, and counts fence markers (from
+ * every in-neighbour: the local ones deposit straight into their boxes).  It owns the receiving side of
  * the window communicator's user channel and the sending side of its
  * collective channel (window.h), so it never races the caller.
  *
@@ -61,9 +62,17 @@ static collie_status refuse_msg(collie_win *win, int peer, const struct collie__
 static collie_status reply(struct service *s, int peer)
 {
     collie_win *win = s->win;
-    pthread_mutex_lock(&win->lock);
-    memcpy(s->reply, win->published, win->bytes + sizeof(struct collie__win_msg));
-    pthread_mutex_unlock(&win->lock);
+    struct collie__win_box *b = collie__win_box_published(win);
+    collie_status st = collie__win_box_lock(win, b);
+    if (st != COLLIE_OK)
+        return st;
+    struct collie__win_msg m = {.magic = COLLIE_WIN_MAGIC,
+                                .kind = COLLIE_WIN_GET,
+                                .weight = b->weight,
+                                .count = win->count};
+    memcpy(s->reply, collie__win_box_data(b), win->bytes);
+    memcpy(s->reply + win->bytes, &m, sizeof m);
+    collie__win_box_unlock(b);
     struct collie__xfer x;
     collie__xfer_init(win->comm, &x, &s->reply_desc, peer, 1, s->reply,
                       win->bytes + sizeof(struct collie__win_msg), COLLIE_XFER_COLL);

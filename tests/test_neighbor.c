@@ -162,27 +162,11 @@ static collie_topology *make(collie_topology_kind kind, int param)
     return t;
 }
 
-/* The topologies the tests average and gather over. */
-static const struct {
-    collie_topology_kind kind;
-    int param;
-    const char *name;
-} topologies[] = {
-    {COLLIE_TOPO_EXPONENTIAL, 2, "exponential-2"},
-    {COLLIE_TOPO_EXPONENTIAL, 3, "exponential-3"},
-    {COLLIE_TOPO_SYMMETRIC_EXPONENTIAL, 2, "symmetric exponential-2"},
-    {COLLIE_TOPO_RING, 0, "ring"},
-    {COLLIE_TOPO_RING, 1, "one-way ring"},
-    {COLLIE_TOPO_MESH, 0, "mesh"},
-    {COLLIE_TOPO_STAR, 0, "star"},
-    {COLLIE_TOPO_FULL, 0, "full"},
-};
-
 static void static_scenario(void)
 {
-    for (size_t k = 0; k < sizeof topologies / sizeof *topologies; k++) {
-        collie_topology *t = make(topologies[k].kind, topologies[k].param);
-        check_topology(t, topologies[k].name);
+    for (size_t k = 0; k < TEST_NTOPOLOGIES; k++) {
+        collie_topology *t = make(test_topologies[k].kind, test_topologies[k].param);
+        check_topology(t, test_topologies[k].name);
         collie_topology_free(t);
     }
     /* The values: x_r = r over exponential-2. */
@@ -499,8 +483,8 @@ static void allgather_scenario(void)
                                        COLLIE_BFLOAT16, COLLIE_INT8,    COLLIE_INT32,
                                        COLLIE_INT64,    COLLIE_UINT8};
     int *from = alloc((size_t)size * sizeof *from);
-    for (size_t k = 0; k < sizeof topologies / sizeof *topologies; k++) {
-        collie_topology *topo = make(topologies[k].kind, topologies[k].param);
+    for (size_t k = 0; k < TEST_NTOPOLOGIES; k++) {
+        collie_topology *topo = make(test_topologies[k].kind, test_topologies[k].param);
         int n = collie_topology_in(topo, rank, from, NULL, size);
         for (size_t ti = 0; ti < sizeof all / sizeof *all; ti++) {
             collie_dtype t = all[ti];
@@ -511,7 +495,7 @@ static void allgather_scenario(void)
                 memset(y, 0x7f, (size_t)n * count * es);
                 char what[120];
                 snprintf(what, sizeof what, "neighbor_allgather over %s, count %zu%s",
-                         topologies[k].name, count, ci == 1 ? ", non-blocking" : "");
+                         test_topologies[k].name, count, ci == 1 ? ", non-blocking" : "");
                 if (ci == 1) {
                     collie_request *req;
                     CHECK_OK(comm, collie_ineighbor_allgather(comm, topo, x, y, count, t, &req));

@@ -80,4 +80,21 @@ static inline void test_put(collie_dtype t, void *buf, size_t i, double v)
     }
 }
 
+/* Every kind of topology the neighbour tests run over, for size ranks. */
+static const struct {
+    collie_topology_kind kind;
+    int param;
+    const char *name;
+} test_topologies[] = {
+    {COLLIE_TOPO_EXPONENTIAL, 2, "exponential-2"},
+    {COLLIE_TOPO_EXPONENTIAL, 3, "exponential-3"},
+    {COLLIE_TOPO_SYMMETRIC_EXPONENTIAL, 2, "symmetric exponential-2"},
+    {COLLIE_TOPO_RING, 0, "ring"},
+    {COLLIE_TOPO_RING, 1, "one-way ring"},
+    {COLLIE_TOPO_MESH, 0, "mesh"},
+    {COLLIE_TOPO_STAR, 0, "star"},
+    {COLLIE_TOPO_FULL, 0, "full"},
+};
+#define TEST_NTOPOLOGIES (sizeof test_topologies / sizeof *test_topologies)
+
 #endif

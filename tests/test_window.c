@@ -62,22 +62,10 @@ static void same_bytes(const void *got, const void *want, size_t bytes, const ch
  */
 static void put_scenario(void)
 {
-    static const struct {
-        collie_topology_kind kind;
-        int param;
-        const char *name;
-    } topologies[] = {
-        {COLLIE_TOPO_EXPONENTIAL, 2, "exponential-2"},
-        {COLLIE_TOPO_RING, 0, "ring"},
-        {COLLIE_TOPO_RING, 1, "one-way ring"},
-        {COLLIE_TOPO_STAR, 0, "star"},
-        {COLLIE_TOPO_MESH, 0, "mesh"},
-        {COLLIE_TOPO_FULL, 0, "full"},
-    };
     static const collie_dtype dtypes[] = {COLLIE_FLOAT32, COLLIE_FLOAT64, COLLIE_BFLOAT16};
     static const size_t counts[] = {1, 1000, 300001};
-    for (size_t k = 0; k < sizeof topologies / sizeof *topologies; k++) {
-        collie_topology *topo = make(topologies[k].kind, topologies[k].param);
+    for (size_t k = 0; k < TEST_NTOPOLOGIES; k++) {
+        collie_topology *topo = make(test_topologies[k].kind, test_topologies[k].param);
         int nin = collie_topology_in(topo, rank, NULL, NULL, 0);
         for (size_t ti = 0; ti < sizeof dtypes / sizeof *dtypes; ti++) {
             collie_dtype t = dtypes[ti];
@@ -87,7 +75,7 @@ static void put_scenario(void)
             fill(t, x, count, rank, 0);
             collie_win *win = NULL;
             CHECK_OK(comm, collie_win_create(comm, topo, x, count, t, &win));
-            snprintf(what, sizeof what, "%s, %s, count %zu: first update", topologies[k].name,
+            snprintf(what, sizeof what, "%s, %s, count %zu: first update", test_topologies[k].name,
                      test_dtype_name(t), count);
             CHECK_OK(comm, collie_neighbor_allreduce(comm, topo, x, want, count, t));
             memcpy(y, x, bytes);
@@ -103,7 +91,7 @@ static void put_scenario(void)
             for (int d = 0; d < nin && d < 64; d++)
                 CHECK(got[d] == 1, "%s: %llu deposits from in-neighbour %d, want 1", what, got[d],
                       d);
-            snprintf(what, sizeof what, "%s, %s, count %zu: after puts", topologies[k].name,
+            snprintf(what, sizeof what, "%s, %s, count %zu: after puts", test_topologies[k].name,
                      test_dtype_name(t), count);
             CHECK_OK(comm, collie_neighbor_allreduce(comm, topo, x, want, count, t));
             memcpy(y, x, bytes);
@@ -113,7 +101,7 @@ static void put_scenario(void)
             CHECK_OK(comm, collie_barrier(comm));
             WIN_OK(win, collie_win_get(win));
             CHECK_OK(comm, collie_barrier(comm)); /* before anyone publishes again */
-            snprintf(what, sizeof what, "%s, %s, count %zu: after a get", topologies[k].name,
+            snprintf(what, sizeof what, "%s, %s, count %zu: after a get", test_topologies[k].name,
                      test_dtype_name(t), count);
             CHECK_OK(comm, collie_neighbor_allreduce(comm, topo, y, want, count, t));
             WIN_OK(win, collie_win_update(win, y));

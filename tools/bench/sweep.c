@@ -207,7 +207,10 @@ static int fail(struct bench_backend *b, const char *what)
 
 /*
  * Testing: COLLIE_TEST_SLOW_ROUND=R makes every timed operation of round R
- * 200 us slower, so that the tests can see bench flag rounds that disagree.
+ * 2 ms slower, so that the tests can see bench flag rounds that disagree:
+ * far past what an 8-byte allreduce takes in any build (200 us was not: a
+ * clean-clone CI run saw the ASan build's first size take 262-302 us in
+ * both rounds).
  */
 static int test_slow_round(void)
 {
@@ -293,7 +296,7 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         for (int i = 0; i < iters && ok == 0; i++) {
             ok = b->run(b, c, s, r, count, o->dtype, o->op, o->root);
             if (round == slow_round)
-                nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
+                nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
             double now = bench_now_s();
             times[i] = now - prev;
             prev = now;

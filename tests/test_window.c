@@ -55,6 +55,25 @@ static void same_bytes(const void *got, const void *want, size_t bytes, const ch
 }
 
 /*
+ * y (x's copy, or x itself) updated over the window's mailboxes must be a
+ * neighbor_allreduce step over every rank's x, byte for byte.
+ */
+static void update_matches(collie_win *win, const collie_topology *topo, const void *x, void *y,
+                           size_t count, collie_dtype t, const char *what, const char *when)
+{
+    size_t bytes = count * test_dtype_size(t);
+    void *want = alloc(bytes);
+    char label[160];
+    snprintf(label, sizeof label, "%s: %s", what, when);
+    CHECK_OK(comm, collie_neighbor_allreduce(comm, topo, x, want, count, t));
+    if (y != x)
+        memcpy(y, x, bytes);
+    WIN_OK(win, collie_win_update(win, y));
+    same_bytes(y, want, bytes, label);
+    free(want);
+}
+
+/*
  * Over each topology, dtype and size: the mailboxes start as the
  * neighbours' init (an update then equals a neighbor_allreduce step); a put
  * from every rank, a fence and an update equal a step over the put data;
@@ -70,17 +89,14 @@ static void put_scenario(void)
         for (size_t ti = 0; ti < sizeof dtypes / sizeof *dtypes; ti++) {
             collie_dtype t = dtypes[ti];
             size_t count = counts[(k + ti) % 3], bytes = count * test_dtype_size(t);
-            void *x = alloc(bytes), *want = alloc(bytes), *y = alloc(bytes);
+            void *x = alloc(bytes), *y = alloc(bytes);
             char what[120];
+            snprintf(what, sizeof what, "%s, %s, count %zu", test_topologies[k].name,
+                     test_dtype_name(t), count);
             fill(t, x, count, rank, 0);
             collie_win *win = NULL;
             CHECK_OK(comm, collie_win_create(comm, topo, x, count, t, &win));
-            snprintf(what, sizeof what, "%s, %s, count %zu: first update", test_topologies[k].name,
-                     test_dtype_name(t), count);
-            CHECK_OK(comm, collie_neighbor_allreduce(comm, topo, x, want, count, t));
-            memcpy(y, x, bytes);
-            WIN_OK(win, collie_win_update(win, y));
-            same_bytes(y, want, bytes, what);
+            update_matches(win, topo, x, y, count, t, what, "first update");
             /* a put of round 1's data from every rank, once all have looked */
             CHECK_OK(comm, collie_barrier(comm));
             fill(t, x, count, rank, 1);
@@ -91,23 +107,14 @@ static void put_scenario(void)
             for (int d = 0; d < nin && d < 64; d++)
                 CHECK(got[d] == 1, "%s: %llu deposits from in-neighbour %d, want 1", what, got[d],
                       d);
-            snprintf(what, sizeof what, "%s, %s, count %zu: after puts", test_topologies[k].name,
-                     test_dtype_name(t), count);
-            CHECK_OK(comm, collie_neighbor_allreduce(comm, topo, x, want, count, t));
-            memcpy(y, x, bytes);
-            WIN_OK(win, collie_win_update(win, y));
-            same_bytes(y, want, bytes, what);
+            update_matches(win, topo, x, y, count, t, what, "after puts");
             /* every rank published y; once all have, a get fetches them */
             CHECK_OK(comm, collie_barrier(comm));
             WIN_OK(win, collie_win_get(win));
             CHECK_OK(comm, collie_barrier(comm)); /* before anyone publishes again */
-            snprintf(what, sizeof what, "%s, %s, count %zu: after a get", test_topologies[k].name,
-                     test_dtype_name(t), count);
-            CHECK_OK(comm, collie_neighbor_allreduce(comm, topo, y, want, count, t));
-            WIN_OK(win, collie_win_update(win, y));
-            same_bytes(y, want, bytes, what);
+            update_matches(win, topo, y, y, count, t, what, "after a get");
             WIN_OK(win, collie_win_free(win));
-            free(x), free(y), free(want);
+            free(x), free(y);
         }
         collie_topology_free(topo);
     }

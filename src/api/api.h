@@ -5,6 +5,8 @@
 #ifndef COLLIE_API_INTERNAL_H
 #define COLLIE_API_INTERNAL_H
 
+#include <stdint.h>
+
 #include "../core/comm.h"
 
 /* Describes a failure without a communicator (collie_last_error(NULL) shows it). */
@@ -16,6 +18,20 @@ void collie__api_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)
  */
 collie_status collie__refuse(collie_comm *comm, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Whether dtype is one neighbour averaging and windows take: float32, float64, float16, bfloat16. */
+static inline int collie__float_dtype(collie_dtype dtype)
+{
+    return dtype == COLLIE_FLOAT32 || dtype == COLLIE_FLOAT64 || dtype == COLLIE_FLOAT16 ||
+           dtype == COLLIE_BFLOAT16;
+}
+
+/* Whether the buffers [a, a + alen) and [b, b + blen) share a byte. */
+static inline int collie__overlaps(const void *a, size_t alen, const void *b, size_t blen)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return alen && blen && x < y + blen && y < x + alen;
+}
 
 /* collie_get_unique_id with rank 0 listening on host (NULL: the default address). */
 collie_status collie__get_unique_id_at(collie_unique_id *id, const char *host);

@@ -33,12 +33,6 @@ static collie_status invalid(collie_comm *comm, const struct collie__op *op, con
                         collie__coll_name(op->desc.coll), comm->rank, detail);
 }
 
-static int overlaps(const void *a, size_t alen, const void *b, size_t blen)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return alen && blen && x < y + blen && y < x + alen;
-}
-
 /* Bytes of the send and receive buffers that op touches on this rank; -1 on overflow. */
 static int buffer_sizes(const collie_comm *comm, const struct collie__op *op, size_t *send,
                         size_t *recv)
@@ -109,7 +103,7 @@ static collie_status check_args(collie_comm *comm, struct collie__op *op)
         const unsigned char *s = op->sendbuf, *r = op->recvbuf;
         int nccl_in_place = (coll == COLLIE_COLL_ALLGATHER && s == r + own) ||
                             (coll == COLLIE_COLL_REDUCE_SCATTER && r == s + own);
-        if (!nccl_in_place && overlaps(s, send_bytes, r, recv_bytes))
+        if (!nccl_in_place && collie__overlaps(s, send_bytes, r, recv_bytes))
             return invalid(comm, op,
                            "sendbuf and recvbuf overlap without being the same buffer (in place "
                            "needs sendbuf == recvbuf)");

@@ -22,12 +22,6 @@ struct call {
     double *weights; /* recv then send */
 };
 
-static int averages(collie_dtype dtype)
-{
-    return dtype == COLLIE_FLOAT32 || dtype == COLLIE_FLOAT64 || dtype == COLLIE_FLOAT16 ||
-           dtype == COLLIE_BFLOAT16;
-}
-
 /* One list of a dynamic step: in range, not this rank, no rank twice. */
 static collie_status check_list(collie_comm *comm, const char *who, const char *name, int n,
                                 const int *ranks, unsigned char *seen)
@@ -135,12 +129,6 @@ struct args {
     collie_dtype dtype, wire; /* wire: what the data travels as */
 };
 
-static int overlaps(const void *a, size_t an, const void *b, size_t bn)
-{
-    const unsigned char *x = a, *y = b;
-    return an && bn && x < y + bn && y < x + an;
-}
-
 /* What only a gather checks: recvbuf holds in-degree x count elements, apart from sendbuf. */
 static collie_status check_gather(collie_comm *comm, const struct args *a,
                                   const struct collie__nbr_plan *p)
@@ -150,7 +138,7 @@ static collie_status check_gather(collie_comm *comm, const struct args *a,
         return collie__refuse(comm, "neighbor_allgather",
                               "%d in-neighbours x count=%zu elements overflow the address space",
                               p->nrecv, a->count);
-    if (overlaps(a->sendbuf, a->count * es, a->recvbuf, (size_t)p->nrecv * a->count * es))
+    if (collie__overlaps(a->sendbuf, a->count * es, a->recvbuf, (size_t)p->nrecv * a->count * es))
         return collie__refuse(comm, "neighbor_allgather",
                               "sendbuf overlaps recvbuf (%d in-neighbours x count=%zu elements): a "
                               "gather has no in-place form",
@@ -174,7 +162,7 @@ static struct call *prepare(collie_comm *comm, const struct args *a, struct coll
     *st = atomic_load(&comm->failed);
     if (*st != COLLIE_OK)
         return NULL;
-    if (!gather && !averages(a->dtype)) {
+    if (!gather && !collie__float_dtype(a->dtype)) {
         *st = collie__refuse(
             comm, who,
             "dtype=%d: neighbour averaging takes COLLIE_FLOAT32, FLOAT64, FLOAT16 or "

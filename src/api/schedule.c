@@ -16,8 +16,6 @@ struct collie_schedule {
     collie_topology **steps;
 };
 
-#define edge collie__edge
-
 void collie_schedule_free(collie_schedule *s)
 {
     if (!s)
@@ -35,19 +33,11 @@ const collie_topology *collie_schedule_step(const collie_schedule *s, long long 
     return s && t >= 0 ? s->steps[t % s->period] : NULL;
 }
 
-static int log2_floor(int n)
-{
-    int p = 0;
-    while ((2 << p) <= n)
-        p++;
-    return p;
-}
-
 /* Step t of the one-peer exponential graph: i -> i + 2^t, half and half. */
 static void one_peer_exponential(struct collie__step_edges *e, int size, int t)
 {
     for (int i = 0; size > 1 && i < size; i++)
-        edge(e, i, (int)((i + (1LL << t)) % size), 0.5);
+        collie__edge(e, i, (int)((i + (1LL << t)) % size), 0.5);
 }
 
 /*
@@ -57,10 +47,10 @@ static void one_peer_exponential(struct collie__step_edges *e, int size, int t)
  */
 static void one_peer_exact(struct collie__step_edges *e, int size, int t, double *mass)
 {
-    int p = log2_floor(size), big = 1 << p, r = size - big;
+    int p = collie__log2_floor(size), big = 1 << p, r = size - big;
     if (r && t == 0) { /* fold: j and big + j both take their mean; j stands for 2 */
         for (int j = 0; j < r; j++) {
-            edge(e, big + j, j, 0.5), edge(e, j, big + j, 0.5);
+            collie__edge(e, big + j, j, 0.5), collie__edge(e, j, big + j, 0.5);
             mass[j] = 2;
         }
         return;
@@ -68,12 +58,12 @@ static void one_peer_exact(struct collie__step_edges *e, int size, int t, double
     int s = t - (r > 0);
     if (s == p) { /* copy back: big + j takes j's value, the mean */
         for (int j = 0; j < r; j++)
-            edge(e, j, big + j, 1.0);
+            collie__edge(e, j, big + j, 1.0);
         return;
     }
     for (int i = 0; i < big; i++) {
         int j = i ^ (1 << s);
-        edge(e, j, i, mass[j] / (mass[i] + mass[j]));
+        collie__edge(e, j, i, mass[j] / (mass[i] + mass[j]));
     }
     for (int i = 0; i < big; i++) {
         int j = i ^ (1 << s);
@@ -84,7 +74,7 @@ static void one_peer_exact(struct collie__step_edges *e, int size, int t, double
 
 static int period_of(collie_schedule_kind kind, int size)
 {
-    int p = log2_floor(size);
+    int p = collie__log2_floor(size);
     int tau = p + ((1 << p) < size); /* ceil(log2 size) */
     if (kind == COLLIE_SCHED_ONE_PEER_EXPONENTIAL)
         return tau ? tau : 1;

@@ -23,6 +23,15 @@ static inline void collie__edge(struct collie__step_edges *e, int from, int to, 
     e->n++;
 }
 
+/* floor(log2 n) for n >= 1, in integers. */
+static inline int collie__log2_floor(int n)
+{
+    int p = 0;
+    while ((2 << p) <= n)
+        p++;
+    return p;
+}
+
 /* Writes step t's edges (at most 2 per rank), in order t = 0, 1, ... */
 typedef void (*collie__step_fn)(void *ctx, struct collie__step_edges *e, int t);
 

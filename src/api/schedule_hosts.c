@@ -24,18 +24,10 @@ struct hosts {
     int pairs; /* several hosts, each of two ranks */
 };
 
-static int log2_floor(int n)
-{
-    int p = 0;
-    while ((2 << p) <= n)
-        p++;
-    return p;
-}
-
 /* How many hops a ring of n cycles through: 1 for RING; 2^0 .. 2^floor(log2(n - 1)) for EXP. */
 static int hop_count(collie_host_schedule_kind kind, int n)
 {
-    return kind == COLLIE_SCHED_INNER_OUTER_RING || n < 2 ? 1 : log2_floor(n - 1) + 1;
+    return kind == COLLIE_SCHED_INNER_OUTER_RING || n < 2 ? 1 : collie__log2_floor(n - 1) + 1;
 }
 
 /* The hop of step t around a ring of n (0: none). */

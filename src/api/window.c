@@ -81,6 +81,10 @@ static void release(collie_win *win)
     free(win->stage);
     free(win->front_p);
     free(win->deposits);
+    free(win->remote_out);
+    free(win->peer_w);
+    free(win->xfers);
+    free(win->msgs);
     pthread_mutex_destroy(&win->lock);
     pthread_cond_destroy(&win->changed);
     free(win);
@@ -110,10 +114,20 @@ static collie_win *make(const collie_topology *topo, int rank, size_t count, col
     win->front_p = calloc((size_t)n + 1, sizeof *win->front_p);
     win->deposits = calloc(2 * (size_t)n + 1, sizeof *win->deposits);
     win->stage = malloc(win->bytes ? win->bytes : 1);
-    if (!win->in || !win->in_w || !win->front || !win->front_p || !win->deposits || !win->stage) {
+    win->remote_out = malloc(3 * (size_t)n * sizeof *win->remote_out); /* remote_out, _in, peers */
+    win->peer_w = malloc(2 * (size_t)n * sizeof *win->peer_w);         /* peer_w, ones */
+    win->xfers = malloc((size_t)n * sizeof *win->xfers);
+    win->msgs = malloc((size_t)n * sizeof *win->msgs);
+    if (!win->in || !win->in_w || !win->front || !win->front_p || !win->deposits || !win->stage ||
+        !win->remote_out || !win->peer_w || !win->xfers || !win->msgs) {
         release(win);
         return NULL;
     }
+    win->remote_in = win->remote_out + n;
+    win->peers = win->remote_out + 2 * n;
+    win->ones = win->peer_w + n;
+    for (int d = 0; d < n; d++)
+        win->ones[d] = 1.0;
     win->out = win->in + n;
     win->listen = win->in + 2 * n;
     win->fences = win->deposits + n;
@@ -130,13 +144,18 @@ static collie_win *make(const collie_topology *topo, int rank, size_t count, col
 
 /*
  * The mailboxes: a local in-neighbour's is its box in this rank's segment;
- * the others' a front and a back buffer here.  Once the segment is open.
+ * the others' a front and a back buffer here; and the lists of the
+ * neighbours on other hosts.  Once the segment is open.
  */
 static collie_status mailboxes(collie_win *win)
 {
-    int remote = 0;
+    for (int k = 0; k < win->nout; k++)
+        if (!collie__win_box_at(win, k))
+            win->remote_out[win->nremote_out++] = k;
     for (int d = 0; d < win->nin; d++)
-        remote += !collie__win_box_in(win, d);
+        if (!collie__win_box_in(win, d))
+            win->remote_in[win->nremote_in++] = d;
+    int remote = win->nremote_in;
     win->boxes = calloc(2 * (size_t)remote * win->bytes + 1, 1);
     if (!win->boxes)
         return collie__fail(win->comm, COLLIE_ERR_NOMEM,
@@ -195,8 +214,7 @@ collie_status collie_win_create(collie_comm *comm, const collie_topology *topo, 
                               topo ? "the topology has %d nodes, the communicator %d ranks"
                                    : "topo is NULL (%d, %d)",
                               topo ? collie_topology_size(topo) : 0, comm->size);
-    if (dtype != COLLIE_FLOAT32 && dtype != COLLIE_FLOAT64 && dtype != COLLIE_FLOAT16 &&
-        dtype != COLLIE_BFLOAT16)
+    if (!collie__float_dtype(dtype))
         return collie__refuse(comm, call,
                               "dtype=%d: a window holds COLLIE_FLOAT32, FLOAT64, FLOAT16 or "
                               "BFLOAT16",

@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 
 #include "../core/op.h"
+#include "../transport/wire.h"
 
 enum collie__win_kind { COLLIE_WIN_PUT = 1, COLLIE_WIN_ACC, COLLIE_WIN_GET, COLLIE_WIN_FENCE };
 
@@ -64,6 +65,16 @@ struct collie_win {
     double self_w;
     double p;             /* this rank's associated weight (the caller's) */
     unsigned char *stage; /* the caller's scaled deposit */
+    /* Fixed at creation: the neighbours on other hosts, reached by messages. */
+    int nremote_out, nremote_in;
+    int *remote_out; /* their index k among the out-neighbours */
+    int *remote_in;  /* their index d among the in-neighbours */
+    /* The caller's scratch, one entry per neighbour: a call's peers, their weights, transfers. */
+    int *peers;
+    double *peer_w;
+    double *ones; /* 1 per in-neighbour: collect's weights */
+    struct collie__xfer *xfers;
+    struct collie__win_msg *msgs;
     unsigned char *boxes; /* the front and back buffers of the in-neighbours on other hosts */
     struct collie__win_shm *shm; /* the published value, the local in-neighbours' boxes */
 
@@ -103,7 +114,8 @@ collie_status collie__win_publish(collie_win *win, const void *buf);
 /*
  * Sends m to each of the n peers (window_data.c), with data after it for a
  * deposit (scaled by weights[k], NULL: as is); the messages of one batch
- * first, then its data, so that no ring holds parts of two messages.
+ * first, then its data, so that no ring holds parts of two messages.  Uses
+ * the caller's scratch: the caller's thread only.
  */
 collie_status collie__win_send(collie_win *win, const int *peers, int n, struct collie__win_msg *m,
                                const void *data, const double *weights);

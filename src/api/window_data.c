@@ -17,25 +17,19 @@
 #include "api.h"
 #include "window.h"
 
-/* Sends msg (and, for a deposit, data: or stage scaled per neighbour) to each of n peers. */
 collie_status collie__win_send(collie_win *win, const int *peers, int n, struct collie__win_msg *m,
                                const void *data, const double *weights)
 {
     collie_comm *comm = win->comm;
     struct collie__op_desc md = collie__win_desc(win, COLLIE_WIN_DESC_MSG);
     struct collie__op_desc dd = collie__win_desc(win, COLLIE_WIN_DESC_DATA);
+    struct collie__xfer *x = win->xfers;
+    struct collie__win_msg *ms = win->msgs;
     int uniform = 1;
     for (int k = 1; weights && k < n; k++)
         uniform &= weights[k] == weights[0];
     /* One batch when every peer gets the same bytes; else one peer at a time. */
     int batch = uniform ? n : 1;
-    struct collie__xfer *x = malloc(((size_t)batch + 1) * sizeof *x);
-    struct collie__win_msg *ms = malloc(((size_t)batch + 1) * sizeof *ms);
-    if (!x || !ms) {
-        free(x), free(ms);
-        return collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory to send to %d neighbours",
-                            comm->rank, n);
-    }
     collie_status st = COLLIE_OK;
     for (int lo = 0; lo < n && st == COLLIE_OK; lo += batch) {
         int hi = lo + batch;
@@ -58,7 +52,6 @@ collie_status collie__win_send(collie_win *win, const int *peers, int n, struct 
         if (data && st == COLLIE_OK)
             st = collie__xfer_run_all(comm, x, hi - lo);
     }
-    free(x), free(ms);
     return st;
 }
 
@@ -91,18 +84,6 @@ static collie_status deposit_here(collie_win *win, struct collie__win_box *b,
     return COLLIE_OK;
 }
 
-/* The out-neighbours on other hosts (their weights in rw), for messages. */
-static int remote_outs(const collie_win *win, const double *weights, int *ranks, double *rw)
-{
-    int n = 0;
-    for (int k = 0; k < win->nout; k++)
-        if (!collie__win_box_at(win, k)) {
-            ranks[n] = win->out[k];
-            rw[n++] = weights ? weights[k] : 1.0;
-        }
-    return n;
-}
-
 static collie_status deposit(collie_win *win, const char *call, enum collie__win_kind kind,
                              const void *buf, const double *weights)
 {
@@ -111,23 +92,20 @@ static collie_status deposit(collie_win *win, const char *call, enum collie__win
         return st;
     if (!buf) /* an empty window */
         buf = win->stage;
-    int *ranks = malloc(((size_t)win->nout + 1) * sizeof *ranks);
-    double *rw = malloc(((size_t)win->nout + 1) * sizeof *rw);
-    if (!ranks || !rw) {
-        free(ranks), free(rw);
-        return collie__fail(win->comm, COLLIE_ERR_NOMEM, "rank %d: no memory for a %s",
-                            win->comm->rank, call);
-    }
     for (int k = 0; st == COLLIE_OK && k < win->nout; k++) {
         struct collie__win_box *b = collie__win_box_at(win, k);
         if (b)
             st = deposit_here(win, b, kind, buf, weights ? weights[k] : 1.0);
     }
-    int n = remote_outs(win, weights, ranks, rw);
+    for (int i = 0; i < win->nremote_out; i++) {
+        int k = win->remote_out[i];
+        win->peers[i] = win->out[k];
+        win->peer_w[i] = weights ? weights[k] : 1.0;
+    }
     struct collie__win_msg m = message(win, kind, win->p);
-    if (st == COLLIE_OK && n)
-        st = collie__win_send(win, ranks, n, &m, buf, weights ? rw : NULL);
-    free(ranks), free(rw);
+    if (st == COLLIE_OK && win->nremote_out)
+        st = collie__win_send(win, win->peers, win->nremote_out, &m, buf,
+                              weights ? win->peer_w : NULL);
     if (st == COLLIE_OK && kind == COLLIE_WIN_PUT)
         st = collie__win_publish(win, buf);
     return st;
@@ -162,60 +140,48 @@ static collie_status get_here(collie_win *win, int d)
 }
 
 /* Gets from the in-neighbours on other hosts: a request each, then every reply at once. */
-static collie_status get_remote(collie_win *win, const int *ds, int n)
+static collie_status get_remote(collie_win *win)
 {
     collie_comm *comm = win->comm;
+    int n = win->nremote_in;
     size_t len = win->bytes + sizeof(struct collie__win_msg);
-    struct collie__xfer *x = malloc((size_t)n * sizeof *x);
-    int *ranks = calloc((size_t)n, sizeof *ranks); /* (calloc: gcc -O1 sees it unset) */
     unsigned char *replies = malloc((size_t)n * len);
-    if (!x || !ranks || !replies) {
-        free(x), free(ranks), free(replies);
-        return collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory for %d replies", comm->rank,
-                            n);
-    }
+    if (!replies)
+        return collie__fail(comm, COLLIE_ERR_NOMEM,
+                            "rank %d: no memory for %d replies of %zu bytes", comm->rank, n, len);
     for (int i = 0; i < n; i++)
-        ranks[i] = win->in[ds[i]];
+        win->peers[i] = win->in[win->remote_in[i]];
     struct collie__win_msg m = message(win, COLLIE_WIN_GET, 0);
-    collie_status st = collie__win_send(win, ranks, n, &m, NULL, NULL);
+    collie_status st = collie__win_send(win, win->peers, n, &m, NULL, NULL);
     struct collie__op_desc rd = collie__win_desc(win, COLLIE_WIN_DESC_REPLY);
     for (int i = 0; st == COLLIE_OK && i < n; i++)
-        collie__xfer_init(comm, &x[i], &rd, ranks[i], 0, replies + (size_t)i * len, len,
-                          COLLIE_XFER_COLL);
+        collie__xfer_init(comm, &win->xfers[i], &rd, win->peers[i], 0, replies + (size_t)i * len,
+                          len, COLLIE_XFER_COLL);
     if (st == COLLIE_OK)
-        st = collie__xfer_run_all(comm, x, n);
+        st = collie__xfer_run_all(comm, win->xfers, n);
     if (st == COLLIE_OK) {
         pthread_mutex_lock(&win->lock);
         for (int i = 0; i < n; i++) {
+            int d = win->remote_in[i];
             struct collie__win_msg r;
             memcpy(&r, replies + (size_t)i * len + win->bytes, sizeof r);
-            memcpy(win->front[ds[i]], replies + (size_t)i * len, win->bytes);
-            win->front_p[ds[i]] = r.weight;
+            memcpy(win->front[d], replies + (size_t)i * len, win->bytes);
+            win->front_p[d] = r.weight;
         }
         pthread_mutex_unlock(&win->lock);
     }
-    free(x), free(ranks), free(replies);
+    free(replies);
     return st;
 }
 
 collie_status collie_win_get(collie_win *win)
 {
     collie_status st = collie__win_usable(win, "win_get", NULL, 0);
-    if (st != COLLIE_OK || !win->nin)
-        return st;
-    int *ds = malloc((size_t)win->nin * sizeof *ds), n = 0;
-    if (!ds)
-        return collie__fail(win->comm, COLLIE_ERR_NOMEM, "rank %d: no memory for a get",
-                            win->comm->rank);
-    for (int d = 0; st == COLLIE_OK && d < win->nin; d++) {
+    for (int d = 0; st == COLLIE_OK && d < win->nin; d++)
         if (collie__win_box_in(win, d))
             st = get_here(win, d);
-        else
-            ds[n++] = d;
-    }
-    if (st == COLLIE_OK && n)
-        st = get_remote(win, ds, n);
-    free(ds);
+    if (st == COLLIE_OK && win->nremote_in)
+        st = get_remote(win);
     return st;
 }
 
@@ -286,24 +252,15 @@ collie_status collie_win_collect(collie_win *win, void *buf, double self_weight)
     if (!isfinite(self_weight))
         return collie__refuse(win->comm, "win_collect", "self_weight=%g is not a finite number",
                               self_weight);
-    double *ones = malloc(((size_t)win->nin + 1) * sizeof *ones);
-    if (!ones)
-        return collie__fail(win->comm, COLLIE_ERR_NOMEM, "rank %d: no memory for a collect",
-                            win->comm->rank);
     st = lock_mailboxes(win);
-    if (st != COLLIE_OK) {
-        free(ones);
+    if (st != COLLIE_OK)
         return st;
-    }
     double p = self_weight * win->p;
-    for (int d = 0; d < win->nin; d++) {
-        ones[d] = 1.0;
+    for (int d = 0; d < win->nin; d++)
         p += win->front_p[d];
-    }
-    collie__combine(buf, buf, self_weight, (const void *const *)win->front, ones, win->nin,
+    collie__combine(buf, buf, self_weight, (const void *const *)win->front, win->ones, win->nin,
                     win->count, win->dtype, win->dtype);
     unlock_mailboxes(win, 1);
-    free(ones);
     win->p = p;
     return collie__win_publish(win, buf);
 }

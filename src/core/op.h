@@ -74,11 +74,11 @@ _Static_assert(sizeof(struct collie__op_desc) == 24, "the descriptor is shared b
  *     recvbuf = self_w * sendbuf + sum over d of recv_w[d] * (data of recv[d])
  * where each out-neighbour send[d] is sent send_w[d] * sendbuf (send_w
  * NULL: the data as is); or, when gather is set, recvbuf holds the data of
- * recv[0], recv[1], ... one after the other (weights unused).  The data travels as `wire` (the call's dtype, or
- * float16/bfloat16 for float32).  Its descriptor carries the graph's
- * fingerprint in root (a static topology's, nonzero; 0 for lists given per
- * call) and the wire dtype in op, so neighbours in different graphs or
- * steps fail with MISMATCH.
+ * recv[0], recv[1], ... one after the other (weights unused).  The data
+ * travels as `wire` (the call's dtype, or float16/bfloat16 for float32).
+ * Its descriptor carries the graph's fingerprint in root (a static
+ * topology's, nonzero; 0 for lists given per call) and the wire dtype in
+ * op, so neighbours in different graphs or steps fail with MISMATCH.
  */
 struct collie__nbr_plan {
     int nrecv, nsend;

@@ -4,10 +4,14 @@
 #include "api/tools_api.h"
 #include "bench.h"
 
+_Static_assert(BENCH_HIER_NEIGHBOR == BENCH_NEIGHBOR + 1 &&
+                   BENCH_NEIGHBOR_ALLGATHER == BENCH_NEIGHBOR + 2,
+               "the neighbour operations index the backend's neighbor[]");
+
 /* What the backend keeps: the communicator, and the neighbour operations' state. */
 struct collie_backend {
     collie_comm *comm;
-    struct bench_neighbor neighbor[3]; /* flat, hierarchical, gather */
+    struct bench_neighbor neighbor[3]; /* by c - BENCH_NEIGHBOR: flat, hierarchical, gather */
     const struct bench_neighbor *last; /* the one that ran last: the check's */
 };
 

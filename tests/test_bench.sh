@@ -9,13 +9,13 @@ trap 'rm -rf "$dir"' EXIT
 quick=(--iters 2 --warmup 1)
 
 expect_status 0 "$collie" bench -n 2 -b 8 -e 64K "${quick[@]}" --csv "$dir/a.csv" --json "$dir/a.json"
-expect_output "size\(B\) +count +type +redop +time\(us\) +median\(us\) +busbw\(GB/s\) +#wrong"
+expect_output "size\(B\) +count +type +redop +time\(us\) +median\(us\) +busbw\(GB/s\)( +cpu2cpu\(ns\))? +#wrong"
 expect_output "^ +65536 +16384 +float32 +sum .* 0  (oneshot|twoshot)$"
 expect_output "# Avg bus bandwidth +: [0-9.]+"
 rows=$(printf '%s\n' "$out" | grep -cE '^ +[0-9]+ ')
 [ "$rows" = 14 ] || fail "8 B .. 64 KiB by 2 should be 14 rows, got $rows"
 [ "$(tail -n +2 "$dir/a.csv" | wc -l)" = 14 ] || fail "CSV should hold 14 rows: $(cat "$dir/a.csv")"
-head -1 "$dir/a.csv" | grep -q "^backend,collective,round,ranks,ranks_per_host,bytes,count,dtype,op,inplace,time_us,median_us,algbw_GBps,busbw_GBps,wrong,algo,cpu,cores,collie_version$" \
+head -1 "$dir/a.csv" | grep -q "^backend,collective,round,ranks,ranks_per_host,bytes,count,dtype,op,inplace,time_us,median_us,algbw_GBps,busbw_GBps,wrong,algo,cpu,cores,collie_version,handoff_ns$" \
     || fail "CSV header: $(head -1 "$dir/a.csv")"
 [ "$(grep -c '"backend": "collie"' "$dir/a.json")" = 14 ] || fail "JSON should hold 14 rows"
 grep -q '"machine": {"cpu": ".*", "cores": [0-9]*, "ranks_per_host": 2' "$dir/a.json" || fail "JSON machine: $(head -3 "$dir/a.json")"
@@ -62,6 +62,24 @@ expect_output "^ +64 +16 +float32 +sum .*  <- rounds differ > 2x$"
 expect_output "collie bench: warning: allreduce: rounds differ by more than 2x at 2 size"
 expect_status 0 "$collie" bench -n 2 -b 8 -e 64 -f 8 --iters 20 --warmup 1 --rounds 2 --noise 1
 expect_output "^ +64 +16 +float32 +sum "
+! printf '%s\n' "$out" | grep -q "cpu2cpu" || fail "--noise holds the CPUs: no probe, no column: $out"
+
+# the machine probe: CPU-to-CPU handoff around every size, in the table and
+# the CSV; rounds whose probes read 5x slower (as when the host moves its
+# vCPUs apart) are marked and warned about
+if [ "$(nproc)" -ge 2 ]; then
+    expect_status 0 env COLLIE_TEST_SLOW_MACHINE_ROUND=1 "$collie" bench -n 2 -b 8 -e 64 -f 8 \
+        --iters 20 --warmup 1 --rounds 2 --csv "$dir/m.csv"
+    expect_output "^# machine: a cache line moved between two CPUs in [0-9]+-[0-9]+ ns"
+    expect_output "busbw\(GB/s\) cpu2cpu\(ns\) +#wrong"
+    expect_output "^ +64 +16 +float32 +sum .* [0-9]+\* +0  (oneshot|twoshot)$"
+    expect_output "collie bench: warning: allreduce: the machine slowed down at [12] size"
+    head -1 "$dir/m.csv" | grep -q ",collie_version,handoff_ns$" || fail "CSV header: $(head -1 "$dir/m.csv")"
+    awk -F, 'NR > 1 && $3 == 1 && $20 > 0 { n++ } END { exit n ? 0 : 1 }' "$dir/m.csv" ||
+        fail "no probe in the CSV: $(cat "$dir/m.csv")"
+else
+    echo "skipped: the machine probe (one CPU: nothing to pass a cache line to)"
+fi
 
 # pingpong: send/recv between pairs, checked; the odd rank out of 3 idles
 expect_status 0 "$collie" bench pingpong -n 3 -b 8 -e 32K -f 8 "${quick[@]}"

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "api/tools_api.h"
+#include "bench/bench.h"
 #include "collie.h"
 #include "tools.h"
 
@@ -22,6 +23,9 @@ static void print_job(const collie_comm *comm)
     printf("waiting:     %s\n", collie_local_size(comm) > cpus
                                     ? "oversubscribed: ranks yield, then sleep"
                                     : "ranks <= CPUs: ranks poll briefly, then yield");
+    double handoff = bench_handoff_ns();
+    if (handoff > 0) /* the host's placement of its CPUs: see collie bench's cpu2cpu */
+        printf("cpu2cpu:     a cache line moves between two CPUs in %.0f ns\n", handoff);
     printf("transports:\n");
     collie__tools_print_transports(comm, stdout);
 }

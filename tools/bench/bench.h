@@ -104,6 +104,12 @@ struct bench_row {
     char algo[24];
     double comm_us, comp_us; /* overlap: the allreduce alone, the computation alone */
     double comm_cpu_us;      /* overlap: CPU time the process spent per allreduce alone */
+    /*
+     * The machine's CPU-to-CPU handoff, ns, probed before and after the size
+     * was timed: the larger of the two (merged rows: of every round); 0 where
+     * nothing was probed (fewer than 2 CPUs, --noise).
+     */
+    double handoff_ns;
 };
 
 struct bench_rows {
@@ -128,6 +134,13 @@ void bench_usage(FILE *out, const char *prog);
  */
 int bench_noise_start(int n);
 void bench_noise_stop(void);
+
+/*
+ * The machine's CPU-to-CPU latency now: half the round trip of a cache line
+ * between two threads pinned to two CPUs (handoff.c), in ns; takes at most
+ * about 1 ms.  0 where there are not two CPUs to pin to.
+ */
+double bench_handoff_ns(void);
 
 /* Seconds on the monotonic clock (the MPI baseline links no libcollie: no collie_wtime). */
 double bench_now_s(void);

@@ -24,7 +24,7 @@ static double busbw(const struct bench_row *r, double us)
 int bench_merged(const struct bench_rows *rows, const char *backend, int coll, size_t bytes,
                  struct bench_row *out)
 {
-    double mean[128], median[128], comm[128], comp[128], cpu[128];
+    double mean[128], median[128], comm[128], comp[128], cpu[128], handoff = 0;
     int n = 0;
     for (size_t i = 0; i < rows->n && n < 128; i++) {
         const struct bench_row *r = &rows->row[i];
@@ -37,6 +37,7 @@ int bench_merged(const struct bench_rows *rows, const char *backend, int coll, s
         comm[n] = r->comm_us;
         comp[n] = r->comp_us;
         cpu[n] = r->comm_cpu_us;
+        handoff = r->handoff_ns > handoff ? r->handoff_ns : handoff;
         mean[n] = r->mean_us;
         median[n++] = r->median_us;
     }
@@ -50,6 +51,7 @@ int bench_merged(const struct bench_rows *rows, const char *backend, int coll, s
     out->min_us = mean[0];
     out->max_us = mean[n - 1];
     out->rounds = n;
+    out->handoff_ns = handoff;
     return 1;
 }
 
@@ -96,6 +98,21 @@ static void print_neighbor_bytes(const struct bench_opts *o, int n)
     collie_schedule_free(s);
 }
 
+/* The fastest and slowest CPU-to-CPU handoff probed among coll's rows; 0 if none was. */
+static double handoff_range(const struct bench_rows *rows, int coll, double *worst)
+{
+    double best = 0;
+    *worst = 0;
+    for (size_t i = 0; i < rows->n; i++) {
+        double h = rows->row[i].handoff_ns;
+        if (rows->row[i].coll != coll || h <= 0)
+            continue;
+        best = best == 0 || h < best ? h : best;
+        *worst = h > *worst ? h : *worst;
+    }
+    return best;
+}
+
 void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows,
                        const struct bench_stream *stream)
 {
@@ -127,6 +144,11 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
         if (c == BENCH_HIER_NEIGHBOR)
             printf("# topology %s over the hosts; each host's ranks share its messages\n",
                    o->topology);
+        double worst, best = handoff_range(rows, c, &worst);
+        if (best > 0)
+            printf("# machine: a cache line moved between two CPUs in %.0f-%.0f ns during the run "
+                   "(cpu2cpu: the slowest probe around each size)\n",
+                   best, worst);
         printf("#\n");
         int spread = o->rounds > 1; /* the rounds' min and max beside their median */
         printf("# %12s %12s %9s %6s %11s %11s", "size(B)", "count", "type", "redop", "time(us)",
@@ -140,9 +162,11 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
             printf(" %10s %10s", "mpi_min", "mpi_max");
         if (stream)
             printf(" %7s", "floor%");
+        if (best > 0)
+            printf(" %11s", "cpu2cpu(ns)");
         printf(" %7s  %s\n", "#wrong", "algo");
         double sum_bus = 0, sum_base = 0;
-        int n_bus = 0, n_unsteady = 0;
+        int n_bus = 0, n_unsteady = 0, n_machine = 0;
         for (size_t s = 0; s < ns; s++) {
             if (!bench_merged(rows, "collie", c, sizes[s], &a))
                 continue;
@@ -168,6 +192,12 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                 else
                     printf(" %7s", "");
             }
+            double handoff = have_b && b.handoff_ns > a.handoff_ns ? b.handoff_ns : a.handoff_ns;
+            int machine = best > 0 && handoff > SPREAD_WARN * best;
+            if (best > 0 && handoff > 0) /* the mark in the column: a row's end is its algorithm */
+                printf(" %10.0f%c", handoff, machine ? '*' : ' ');
+            else if (best > 0)
+                printf(" %10s ", "-");
             printf(" %7lld", a.wrong);
             if (have_b)
                 printf("/%lld", b.wrong);
@@ -175,6 +205,7 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                            (have_b && b.rounds > 1 && b.max_us > SPREAD_WARN * b.min_us);
             printf("  %s%s\n", a.algo, unsteady ? "  <- rounds differ > 2x" : "");
             n_unsteady += unsteady;
+            n_machine += machine;
             sum_bus += busbw(&a, a.mean_us);
             sum_base += have_b ? busbw(&b, b.mean_us) : 0;
             n_bus++;
@@ -188,6 +219,17 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                     "collie bench: warning: %s: rounds differ by more than %.0fx at %d size(s) "
                     "(marked in the table)\n",
                     bench_coll_name(c), SPREAD_WARN, n_unsteady);
+        }
+        if (n_machine) {
+            printf("# warning: at %d size(s) a cache line took over %.0fx as long to move between "
+                   "CPUs as at the best (%.0f against %.0f ns): the host moved the CPUs under "
+                   "the job, and those figures show the machine's slow state, not the library's "
+                   "(marked * in cpu2cpu)\n",
+                   n_machine, SPREAD_WARN, worst, best);
+            fprintf(stderr,
+                    "collie bench: warning: %s: the machine slowed down at %d size(s): CPU-to-CPU "
+                    "handoff %.0f ns against %.0f (marked * in the table)\n",
+                    bench_coll_name(c), n_machine, worst, best);
         }
         if (n_bus) {
             printf("# Avg bus bandwidth    : %g\n", sum_bus / n_bus);
@@ -234,14 +276,15 @@ int bench_write_csv(const char *path, const struct bench_rows *rows, const struc
     if (!f)
         return -1;
     fprintf(f, "backend,collective,round,ranks,ranks_per_host,bytes,count,dtype,op,inplace,"
-               "time_us,median_us,algbw_GBps,busbw_GBps,wrong,algo,cpu,cores,collie_version\n");
+               "time_us,median_us,algbw_GBps,busbw_GBps,wrong,algo,cpu,cores,collie_version,"
+               "handoff_ns\n");
     for (size_t i = 0; i < rows->n; i++) {
         const struct bench_row *r = &rows->row[i];
-        fprintf(f, "%s,%s,%d,%d,%d,%zu,%zu,%s,%s,%d,%.3f,%.3f,%.4f,%.4f,%lld,%s,\"%s\",%d,%s\n",
+        fprintf(f, "%s,%s,%d,%d,%d,%zu,%zu,%s,%s,%d,%.3f,%.3f,%.4f,%.4f,%lld,%s,\"%s\",%d,%s,%.1f\n",
                 r->backend, bench_coll_name(r->coll), r->round, r->ranks, r->local_size, r->bytes,
                 r->count, bench_dtype_name(r->dtype), bench_op_name(r->op), r->inplace, r->mean_us,
                 r->median_us, algbw(r, r->mean_us), busbw(r, r->mean_us), r->wrong, r->algo, m->cpu,
-                m->cores, m->version);
+                m->cores, m->version, r->handoff_ns);
     }
     return fclose(f) ? -1 : 0;
 }
@@ -269,11 +312,11 @@ int bench_write_json(const char *path, const struct bench_rows *rows, const stru
                 "\"ranks\": %d, \"ranks_per_host\": %d, \"bytes\": %zu, \"count\": %zu, "
                 "\"dtype\": \"%s\", \"op\": \"%s\", \"inplace\": %s, \"time_us\": %.3f, "
                 "\"median_us\": %.3f, \"algbw_GBps\": %.4f, \"busbw_GBps\": %.4f, "
-                "\"wrong\": %lld, \"algo\": \"%s\"}",
+                "\"wrong\": %lld, \"algo\": \"%s\", \"handoff_ns\": %.1f}",
                 i ? "," : "", r->backend, bench_coll_name(r->coll), r->round, r->ranks,
                 r->local_size, r->bytes, r->count, bench_dtype_name(r->dtype), bench_op_name(r->op),
                 r->inplace ? "true" : "false", r->mean_us, r->median_us, algbw(r, r->mean_us),
-                busbw(r, r->mean_us), r->wrong, r->algo);
+                busbw(r, r->mean_us), r->wrong, r->algo, r->handoff_ns);
     }
     fprintf(f, "\n  ]\n}\n");
     return fclose(f) ? -1 : 0;

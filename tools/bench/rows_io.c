@@ -5,7 +5,7 @@
 #include "bench.h"
 
 #define FORMAT                                                                                     \
-    "%7s\t%d\t%d\t%d\t%d\t%zu\t%zu\t%d\t%d\t%d\t%lf\t%lf\t%lf\t%lf\t%lf\t%lld\t%23[^\n]\n"
+    "%7s\t%d\t%d\t%d\t%d\t%zu\t%zu\t%d\t%d\t%d\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lld\t%23[^\n]\n"
 
 int bench_rows_write_raw(const struct bench_rows *rows, const char *path)
 {
@@ -15,10 +15,11 @@ int bench_rows_write_raw(const struct bench_rows *rows, const char *path)
     for (size_t i = 0; i < rows->n; i++) {
         const struct bench_row *r = &rows->row[i];
         fprintf(
-            f, "%s\t%d\t%d\t%d\t%d\t%zu\t%zu\t%d\t%d\t%d\t%.6f\t%.6f\t%.6f\t%.6f\t%.6f\t%lld\t%s\n",
+            f,
+            "%s\t%d\t%d\t%d\t%d\t%zu\t%zu\t%d\t%d\t%d\t%.6f\t%.6f\t%.6f\t%.6f\t%.6f\t%.3f\t%lld\t%s\n",
             r->backend, r->coll, r->round, r->ranks, r->local_size, r->bytes, r->count,
             (int)r->dtype, (int)r->op, r->inplace, r->mean_us, r->median_us, r->comm_us, r->comp_us,
-            r->comm_cpu_us, r->wrong, r->algo);
+            r->comm_cpu_us, r->handoff_ns, r->wrong, r->algo);
     }
     return fclose(f) ? -1 : 0;
 }
@@ -32,7 +33,7 @@ int bench_rows_read_raw(struct bench_rows *rows, const char *path)
     int dtype, op;
     while (fscanf(f, FORMAT, r.backend, &r.coll, &r.round, &r.ranks, &r.local_size, &r.bytes,
                   &r.count, &dtype, &op, &r.inplace, &r.mean_us, &r.median_us, &r.comm_us,
-                  &r.comp_us, &r.comm_cpu_us, &r.wrong, r.algo) == 17) {
+                  &r.comp_us, &r.comm_cpu_us, &r.handoff_ns, &r.wrong, r.algo) == 18) {
         if (r.coll < 0 || r.coll >= BENCH_NCOLLS || dtype < 0 || dtype > COLLIE_INT64 || op < 0 ||
             op > COLLIE_AVG)
             break;

@@ -218,6 +218,35 @@ static int test_slow_round(void)
     return v && *v ? atoi(v) : -1;
 }
 
+/*
+ * Testing: COLLIE_TEST_SLOW_MACHINE_ROUND=R makes the machine probes of
+ * round R report 5x what they measured, as when the host moved its vCPUs.
+ */
+static int test_slow_machine_round(void)
+{
+    const char *v = getenv("COLLIE_TEST_SLOW_MACHINE_ROUND");
+    return v && *v ? atoi(v) : -1;
+}
+
+#define PROBE_SLEEP_NS 1500000 /* the probe's budget (handoff.c) and a margin */
+
+/*
+ * Rank 0 probes the machine's CPU-to-CPU latency while the others sleep
+ * through it (a rank that polled would hold a CPU the probe needs).  Not
+ * with --noise: its threads hold the CPUs.  0 elsewhere.
+ */
+static double probe_machine(const struct bench_backend *b, const struct bench_opts *o, int round)
+{
+    if (o->noise)
+        return 0;
+    if (b->rank != 0) {
+        nanosleep(&(struct timespec){.tv_nsec = PROBE_SLEEP_NS}, NULL);
+        return 0;
+    }
+    double ns = bench_handoff_ns();
+    return round == test_slow_machine_round() ? 5 * ns : ns;
+}
+
 #define ITERS_CAP 1000000 /* --min-time never asks for more operations per size */
 #define MAX_ITERS(o) ((o)->min_time > 0 && (o)->iters < ITERS_CAP ? ITERS_CAP : (o)->iters)
 
@@ -260,6 +289,7 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
     memset(recv, 0, max_recv + 64);
     int ok = 0;
     int slow_round = test_slow_round();
+    double handoff_before = probe_machine(b, o, round);
     for (size_t k = 0; k < nsizes && ok == 0; k++) {
         shape(c, sizes[k], es, b->size, &count, &sb, &rb);
         const void *s = send;
@@ -325,6 +355,9 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         }
         if (b->max_double(b, &mean) || b->max_double(b, &median))
             return fail(b, "combining times");
+        double handoff_after = probe_machine(b, o, round);
+        double handoff = handoff_after > handoff_before ? handoff_after : handoff_before;
+        handoff_before = handoff_after;
         done += (double)sizes[k] + 4096;
         progress(b, c, k, nsizes, t0, done, total);
         if (b->rank != 0)
@@ -340,7 +373,8 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
                                 .inplace = o->inplace,
                                 .mean_us = mean * 1e6,
                                 .median_us = median * 1e6,
-                                .wrong = wrong};
+                                .wrong = wrong,
+                                .handoff_ns = handoff};
         snprintf(row.backend, sizeof row.backend, "%s", b->name);
         snprintf(row.algo, sizeof row.algo, "%s", b->algo(b, (enum bench_coll)c, sizes[k]));
         bench_rows_add(rows, &row);

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ struct rank {
 
 struct job {
     int n, tag;
+    int bind;               /* --bind auto (1) or none (0): see bind_rank */
     struct host_list hosts; /* -H / --hostfile; empty: every rank here */
     const char *rsh;        /* how to reach a remote host: "ssh -o BatchMode=yes", --rsh */
     char addr[300];         /* rank 0's rendezvous, host:port */
@@ -81,6 +83,10 @@ static void usage(FILE *out)
             "  --port P            rank 0's rendezvous port (default: a free one)\n"
             "  --tag-output        prefix every output line with [rank R] (across hosts:\n"
             "                      [rank R@host], always on)\n"
+            "  --bind auto|none    auto (default, or $COLLIE_BIND): when this host's ranks\n"
+            "                      outnumber the CPUs collie run may use by a whole multiple,\n"
+            "                      pin them in blocks (local rank i on CPU i*CPUs/ranks);\n"
+            "                      otherwise, and with none, leave placement to the kernel\n"
             "Each rank gets COLLIE_RANK, COLLIE_SIZE, COLLIE_LOCAL_RANK, COLLIE_LOCAL_SIZE,\n"
             "COLLIE_ADDR, COLLIE_HOST (across hosts) and a random COLLIE_TOKEN (unless one is\n"
             "set; remote ranks read it from standard input, never from a command line). Other\n"
@@ -122,22 +128,60 @@ static int set_token(void)
     return setenv("COLLIE_TOKEN", hex, 1);
 }
 
+/* Rank r's place on its host: its local rank and the host's rank count; its host's name or NULL. */
+static const char *local_place(const struct job *job, int r, int *local_rank, int *local_size)
+{
+    *local_rank = r;
+    *local_size = job->n;
+    if (!job->hosts.n)
+        return NULL;
+    int h = hosts_of_rank(&job->hosts, r), first = 0;
+    for (int i = 0; i < h; i++)
+        first += job->hosts.host[i].slots;
+    *local_rank = r - first;
+    *local_size =
+        job->n - first < job->hosts.host[h].slots ? job->n - first : job->hosts.host[h].slots;
+    return job->hosts.host[h].name;
+}
+
+/*
+ * --bind auto, in a rank forked here: when the host's ranks outnumber the
+ * CPUs collie run may use by a whole multiple k, local rank i is pinned to
+ * CPU i / k of them.  Unpinned, the balancer moves ranks that hand a CPU
+ * back and forth mid-run, and runs of one job differ: 4 ranks on 2 CPUs, ten
+ * runs each, 8-byte allreduce 2.97-5.26 us unpinned, 2.87-3.28 pinned
+ * (docs/PERFORMANCE.md).  With a CPU or more per rank nothing is pinned: a
+ * rank's compute pool needs those cores, and the waiting moves a rank that
+ * keeps sharing one (shm_wait.c).  Nor with an uneven split: a CPU holding
+ * one rank more than another would pace the whole job.
+ */
+static void bind_rank(int local_rank, int local_size)
+{
+    cpu_set_t mine, one;
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+        return;
+    int cpus = CPU_COUNT(&mine);
+    if (cpus < 1 || local_size <= cpus || local_size % cpus)
+        return;
+    int want = local_rank / (local_size / cpus), seen = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &mine) && seen++ == want) {
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            if (sched_setaffinity(0, sizeof one, &one) != 0)
+                fprintf(stderr, "collie run: cannot pin local rank %d to CPU %d: %s\n",
+                        local_rank, cpu, strerror(errno));
+            return;
+        }
+}
+
 /* The variables rank r gets, as NAME=VALUE strings in env[0..5]; returns how many. */
 #define RANK_ENV_MAX 12 /* what rank_env sets */
 
 static int rank_env(const struct job *job, int r, char env[][320])
 {
-    int n = 0, local_rank = r, local_size = job->n;
-    const char *host = NULL;
-    if (job->hosts.n) {
-        int h = hosts_of_rank(&job->hosts, r), first = 0;
-        for (int i = 0; i < h; i++)
-            first += job->hosts.host[i].slots;
-        local_rank = r - first;
-        local_size =
-            job->n - first < job->hosts.host[h].slots ? job->n - first : job->hosts.host[h].slots;
-        host = job->hosts.host[h].name;
-    }
+    int n = 0, local_rank, local_size;
+    const char *host = local_place(job, r, &local_rank, &local_size);
     snprintf(env[n++], 320, "COLLIE_RANK=%d", r);
     snprintf(env[n++], 320, "COLLIE_SIZE=%d", job->n);
     snprintf(env[n++], 320, "COLLIE_LOCAL_RANK=%d", local_rank);
@@ -255,6 +299,11 @@ static void child(const struct job *job, int r, int in_fd, int out_fd[2], int er
     }
     for (int i = 0; i < nenv; i++)
         putenv(env[i]);
+    if (job->bind) {
+        int local_rank, local_size;
+        local_place(job, r, &local_rank, &local_size);
+        bind_rank(local_rank, local_size);
+    }
     execvp(argv[0], argv);
     fprintf(stderr, "collie run: cannot start '%s' for rank %d: %s\n", argv[0], r, strerror(errno));
     _exit(127);
@@ -480,6 +529,8 @@ static int parse(int argc, char **argv, struct job *job, int *port, int *code)
     *port = -1;
     job->rsh = getenv("COLLIE_RSH") && *getenv("COLLIE_RSH") ? getenv("COLLIE_RSH")
                                                              : "ssh -o BatchMode=yes";
+    const char *bind = getenv("COLLIE_BIND") && *getenv("COLLIE_BIND") ? getenv("COLLIE_BIND")
+                                                                       : "auto";
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
@@ -495,7 +546,7 @@ static int parse(int argc, char **argv, struct job *job, int *port, int *code)
             job->n = (int)n;
             i++;
         } else if ((!strcmp(a, "-H") || !strcmp(a, "--hosts") || !strcmp(a, "--hostfile") ||
-                    !strcmp(a, "--rsh") || !strcmp(a, "--port")) &&
+                    !strcmp(a, "--rsh") || !strcmp(a, "--port") || !strcmp(a, "--bind")) &&
                    i + 1 >= argc) {
             fprintf(stderr, "collie run: %s needs a value\n", a);
             return *code = 2, -1;
@@ -514,6 +565,8 @@ static int parse(int argc, char **argv, struct job *job, int *port, int *code)
                 fprintf(stderr, "collie run: --port needs a port number, not '%s'\n", argv[i]);
                 return *code = 2, -1;
             }
+        } else if (!strcmp(a, "--bind")) {
+            bind = argv[++i];
         } else if (!strcmp(a, "--tag-output")) {
             job->tag = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -526,6 +579,11 @@ static int parse(int argc, char **argv, struct job *job, int *port, int *code)
             return *code = 2, -1;
         }
     }
+    if (strcmp(bind, "auto") && strcmp(bind, "none")) {
+        fprintf(stderr, "collie run: --bind (or COLLIE_BIND) is auto or none, not '%s'\n", bind);
+        return *code = 2, -1;
+    }
+    job->bind = !strcmp(bind, "auto");
     if (i >= argc) {
         fprintf(stderr, "collie run: no program to run\n");
         usage(stderr);

@@ -140,6 +140,7 @@ static const char *type_hint(enum config_type t)
  */
 static const char *const tool_variables[] = {
     "COLLIE_RSH",     /* collie run -H: how to reach a host */
+    "COLLIE_BIND",    /* collie run --bind: pin ranks that outnumber the CPUs */
     "COLLIE_LIBRARY", /* python/collie: the libcollie.so to load */
 };
 

@@ -169,8 +169,8 @@ static void bind_rank(int local_rank, int local_size)
             CPU_ZERO(&one);
             CPU_SET(cpu, &one);
             if (sched_setaffinity(0, sizeof one, &one) != 0)
-                fprintf(stderr, "collie run: cannot pin local rank %d to CPU %d: %s\n",
-                        local_rank, cpu, strerror(errno));
+                fprintf(stderr, "collie run: cannot pin local rank %d to CPU %d: %s\n", local_rank,
+                        cpu, strerror(errno));
             return;
         }
 }
@@ -529,8 +529,8 @@ static int parse(int argc, char **argv, struct job *job, int *port, int *code)
     *port = -1;
     job->rsh = getenv("COLLIE_RSH") && *getenv("COLLIE_RSH") ? getenv("COLLIE_RSH")
                                                              : "ssh -o BatchMode=yes";
-    const char *bind = getenv("COLLIE_BIND") && *getenv("COLLIE_BIND") ? getenv("COLLIE_BIND")
-                                                                       : "auto";
+    const char *bind =
+        getenv("COLLIE_BIND") && *getenv("COLLIE_BIND") ? getenv("COLLIE_BIND") : "auto";
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {

@@ -20,9 +20,9 @@
 
 #include "bench.h"
 
-#define ROUND_TRIPS 32       /* per block */
-#define BLOCKS 63            /* an odd count: the median is one block's */
-#define BUDGET_S 1e-3        /* the probe stops after this long, answered or not */
+#define ROUND_TRIPS 32 /* per block */
+#define BLOCKS 63      /* an odd count: the median is one block's */
+#define BUDGET_S 1e-3  /* the probe stops after this long, answered or not */
 
 struct probe {
     _Alignas(64) _Atomic unsigned ball; /* odd: the answerer's turn; even: the asker's */

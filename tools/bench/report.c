@@ -280,7 +280,8 @@ int bench_write_csv(const char *path, const struct bench_rows *rows, const struc
                "handoff_ns\n");
     for (size_t i = 0; i < rows->n; i++) {
         const struct bench_row *r = &rows->row[i];
-        fprintf(f, "%s,%s,%d,%d,%d,%zu,%zu,%s,%s,%d,%.3f,%.3f,%.4f,%.4f,%lld,%s,\"%s\",%d,%s,%.1f\n",
+        fprintf(f,
+                "%s,%s,%d,%d,%d,%zu,%zu,%s,%s,%d,%.3f,%.3f,%.4f,%.4f,%lld,%s,\"%s\",%d,%s,%.1f\n",
                 r->backend, bench_coll_name(r->coll), r->round, r->ranks, r->local_size, r->bytes,
                 r->count, bench_dtype_name(r->dtype), bench_op_name(r->op), r->inplace, r->mean_us,
                 r->median_us, algbw(r, r->mean_us), busbw(r, r->mean_us), r->wrong, r->algo, m->cpu,

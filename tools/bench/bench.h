@@ -100,6 +100,7 @@ struct bench_row {
     double mean_us, median_us; /* slowest rank's mean and median per operation */
     double min_us, max_us;     /* merged rows only: the fastest and slowest round's mean */
     int rounds;                /* merged rows only: how many rounds were merged */
+    int rounds_total;          /* merged rows only: how many rounds there were */
     long long wrong;           /* -1: not checked */
     char algo[24];
     double comm_us, comp_us; /* overlap: the allreduce alone, the computation alone */

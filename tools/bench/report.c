@@ -21,14 +21,18 @@ static double busbw(const struct bench_row *r, double us)
 
 #define SPREAD_WARN 2.0 /* rounds of one size further apart than this make a figure suspect */
 
-int bench_merged(const struct bench_rows *rows, const char *backend, int coll, size_t bytes,
-                 struct bench_row *out)
+/* bench_merged over the rounds whose probe read at most limit ns (0: every round). */
+static int merged_where(const struct bench_rows *rows, const char *backend, int coll,
+                        size_t bytes, double limit, struct bench_row *out)
 {
     double mean[128], median[128], comm[128], comp[128], cpu[128], handoff = 0;
-    int n = 0;
+    int n = 0, total = 0;
     for (size_t i = 0; i < rows->n && n < 128; i++) {
         const struct bench_row *r = &rows->row[i];
         if (r->coll != coll || r->bytes != bytes || strcmp(r->backend, backend))
+            continue;
+        total++;
+        if (limit > 0 && r->handoff_ns > limit)
             continue;
         if (!n)
             *out = *r;
@@ -51,8 +55,38 @@ int bench_merged(const struct bench_rows *rows, const char *backend, int coll, s
     out->min_us = mean[0];
     out->max_us = mean[n - 1];
     out->rounds = n;
+    out->rounds_total = total;
     out->handoff_ns = handoff;
     return 1;
+}
+
+int bench_merged(const struct bench_rows *rows, const char *backend, int coll, size_t bytes,
+                 struct bench_row *out)
+{
+    return merged_where(rows, backend, coll, bytes, 0, out);
+}
+
+/*
+ * One size of a table: collie's row and, with a baseline, MPI's (*have_b),
+ * merged over the rounds measured in the machine's fast state -- probe
+ * within SPREAD_WARN of the run's best -- when both have one, so that the
+ * two are compared in the same state; else over every round.
+ */
+static int merged_size(const struct bench_rows *rows, int coll, size_t bytes, const char *base,
+                       double best_ns, struct bench_row *a, struct bench_row *b, int *have_b)
+{
+    double limit = best_ns > 0 ? SPREAD_WARN * best_ns : 0;
+    struct bench_row fast_a, fast_b;
+    if (limit > 0 && merged_where(rows, "collie", coll, bytes, limit, &fast_a) &&
+        (!base || merged_where(rows, "mpi", coll, bytes, limit, &fast_b))) {
+        *a = fast_a;
+        if (base)
+            *b = fast_b;
+        *have_b = base != NULL;
+        return 1;
+    }
+    *have_b = base && merged_where(rows, "mpi", coll, bytes, 0, b);
+    return merged_where(rows, "collie", coll, bytes, 0, a);
 }
 
 /* Distinct sizes of coll, in the order first measured. */
@@ -149,8 +183,15 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
             printf("# machine: a cache line moved between two CPUs in %.0f-%.0f ns during the run "
                    "(cpu2cpu: the slowest probe around each size)\n",
                    best, worst);
-        printf("#\n");
         int spread = o->rounds > 1; /* the rounds' min and max beside their median */
+        int by_state = spread && best > 0;
+        if (by_state)
+            printf("# rounds: each median is over the rounds measured in the machine's fast state "
+                   "(cpu2cpu within %.0fx of the best) when %s one, else over all; `rounds`: "
+                   "those used of all%s\n",
+                   SPREAD_WARN, base ? "both libraries have" : "there is",
+                   base ? " (MPI's after the comma)" : "");
+        printf("#\n");
         printf("# %12s %12s %9s %6s %11s %11s", "size(B)", "count", "type", "redop", "time(us)",
                "median(us)");
         if (spread)
@@ -164,13 +205,15 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
             printf(" %7s", "floor%");
         if (best > 0)
             printf(" %11s", "cpu2cpu(ns)");
+        if (by_state)
+            printf(" %7s", "rounds");
         printf(" %7s  %s\n", "#wrong", "algo");
         double sum_bus = 0, sum_base = 0;
-        int n_bus = 0, n_unsteady = 0, n_machine = 0;
+        int n_bus = 0, n_unsteady = 0, n_machine = 0, n_left_out = 0;
         for (size_t s = 0; s < ns; s++) {
-            if (!bench_merged(rows, "collie", c, sizes[s], &a))
+            int have_b;
+            if (!merged_size(rows, c, sizes[s], base, best, &a, &b, &have_b))
                 continue;
-            int have_b = base && bench_merged(rows, "mpi", c, sizes[s], &b);
             printf("%14zu %12zu %9s %6s %11.2f %11.2f", a.bytes, a.count, bench_dtype_name(a.dtype),
                    bench_op_name(a.op), a.mean_us, a.median_us);
             if (spread)
@@ -198,6 +241,13 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                 printf(" %10.0f%c", handoff, machine ? '*' : ' ');
             else if (best > 0)
                 printf(" %10s ", "-");
+            if (by_state) {
+                char used[32];
+                int w = snprintf(used, sizeof used, "%d/%d", a.rounds, a.rounds_total);
+                if (have_b)
+                    snprintf(used + w, sizeof used - (size_t)w, ",%d", b.rounds);
+                printf(" %7s", used);
+            }
             printf(" %7lld", a.wrong);
             if (have_b)
                 printf("/%lld", b.wrong);
@@ -206,6 +256,7 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
             printf("  %s%s\n", a.algo, unsteady ? "  <- rounds differ > 2x" : "");
             n_unsteady += unsteady;
             n_machine += machine;
+            n_left_out += a.rounds < a.rounds_total || (have_b && b.rounds < b.rounds_total);
             sum_bus += busbw(&a, a.mean_us);
             sum_base += have_b ? busbw(&b, b.mean_us) : 0;
             n_bus++;
@@ -220,12 +271,17 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                     "(marked in the table)\n",
                     bench_coll_name(c), SPREAD_WARN, n_unsteady);
         }
+        if (n_left_out)
+            printf("# note: at %d size(s), rounds measured in the machine's slow state were left "
+                   "out (column rounds)\n",
+                   n_left_out);
         if (n_machine) {
             printf("# warning: at %d size(s) a cache line took over %.0fx as long to move between "
-                   "CPUs as at the best (%.0f against %.0f ns): the host moved the CPUs under "
+                   "CPUs as at the best (%.0f against %.0f ns)%s: the host moved the CPUs under "
                    "the job, and those figures show the machine's slow state, not the library's "
                    "(marked * in cpu2cpu)\n",
-                   n_machine, SPREAD_WARN, worst, best);
+                   n_machine, SPREAD_WARN, worst, best,
+                   by_state ? " in every round used" : "");
             fprintf(stderr,
                     "collie bench: warning: %s: the machine slowed down at %d size(s): CPU-to-CPU "
                     "handoff %.0f ns against %.0f (marked * in the table)\n",
@@ -338,13 +394,17 @@ int bench_plot(const char *png, const struct bench_opts *o, const struct bench_r
     for (int k = 0; k < o->ncolls; k++)
         for (int bi = 0; bi < 2; bi++) {
             size_t ns = sizes_of(rows, o->colls[k], sizes);
-            struct bench_row r;
-            int any = 0;
+            double worst, best = o->rounds > 1 ? handoff_range(rows, o->colls[k], &worst) : 0;
+            struct bench_row pair[2];
+            const struct bench_row *r = &pair[bi];
+            int any = 0, have_b;
             for (size_t s = 0; s < ns; s++)
-                if (bench_merged(rows, backends[bi], o->colls[k], sizes[s], &r)) {
+                if (merged_size(rows, o->colls[k], sizes[s], o->baseline, best, &pair[0], &pair[1],
+                                &have_b) &&
+                    (bi == 0 || have_b)) {
                     if (!any)
                         fprintf(d, "# %s %s\n", backends[bi], bench_coll_name(o->colls[k]));
-                    fprintf(d, "%zu %.6f %.3f\n", r.bytes, busbw(&r, r.mean_us), r.mean_us);
+                    fprintf(d, "%zu %.6f %.3f\n", r->bytes, busbw(r, r->mean_us), r->mean_us);
                     any = 1;
                 }
             if (any && block < 16) {

@@ -219,23 +219,28 @@ static int test_slow_round(void)
 }
 
 /*
- * Testing: COLLIE_TEST_SLOW_MACHINE_ROUND=R makes the machine probes of
- * round R report 5x what they measured, as when the host moved its vCPUs.
+ * Testing: COLLIE_TEST_SLOW_MACHINE=R,B makes the machine probes taken after
+ * a size of B bytes or more, in round R (-1: in every round), report 5x what
+ * they measured, as when the host moves its vCPUs apart.
  */
-static int test_slow_machine_round(void)
+static int test_slow_machine(int round, size_t bytes)
 {
-    const char *v = getenv("COLLIE_TEST_SLOW_MACHINE_ROUND");
-    return v && *v ? atoi(v) : -1;
+    const char *v = getenv("COLLIE_TEST_SLOW_MACHINE");
+    int r;
+    unsigned long long from;
+    return v && sscanf(v, "%d,%llu", &r, &from) == 2 && (r < 0 || r == round) && bytes >= from;
 }
 
 #define PROBE_SLEEP_NS 1500000 /* the probe's budget (handoff.c) and a margin */
 
 /*
- * Rank 0 probes the machine's CPU-to-CPU latency while the others sleep
+ * Rank 0 probes the machine's CPU-to-CPU latency (after timing bytes_timed,
+ * or before the first size) while the others sleep
  * through it (a rank that polled would hold a CPU the probe needs).  Not
  * with --noise: its threads hold the CPUs.  0 elsewhere.
  */
-static double probe_machine(const struct bench_backend *b, const struct bench_opts *o, int round)
+static double probe_machine(const struct bench_backend *b, const struct bench_opts *o, int round,
+                            size_t bytes_timed)
 {
     if (o->noise)
         return 0;
@@ -244,7 +249,7 @@ static double probe_machine(const struct bench_backend *b, const struct bench_op
         return 0;
     }
     double ns = bench_handoff_ns();
-    return round == test_slow_machine_round() ? 5 * ns : ns;
+    return test_slow_machine(round, bytes_timed) ? 5 * ns : ns;
 }
 
 #define ITERS_CAP 1000000 /* --min-time never asks for more operations per size */
@@ -289,7 +294,7 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
     memset(recv, 0, max_recv + 64);
     int ok = 0;
     int slow_round = test_slow_round();
-    double handoff_before = probe_machine(b, o, round);
+    double handoff_before = probe_machine(b, o, round, 0);
     for (size_t k = 0; k < nsizes && ok == 0; k++) {
         shape(c, sizes[k], es, b->size, &count, &sb, &rb);
         const void *s = send;
@@ -355,7 +360,7 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         }
         if (b->max_double(b, &mean) || b->max_double(b, &median))
             return fail(b, "combining times");
-        double handoff_after = probe_machine(b, o, round);
+        double handoff_after = probe_machine(b, o, round, sizes[k]);
         double handoff = handoff_after > handoff_before ? handoff_after : handoff_before;
         handoff_before = handoff_after;
         done += (double)sizes[k] + 4096;

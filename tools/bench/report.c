@@ -22,8 +22,8 @@ static double busbw(const struct bench_row *r, double us)
 #define SPREAD_WARN 2.0 /* rounds of one size further apart than this make a figure suspect */
 
 /* bench_merged over the rounds whose probe read at most limit ns (0: every round). */
-static int merged_where(const struct bench_rows *rows, const char *backend, int coll,
-                        size_t bytes, double limit, struct bench_row *out)
+static int merged_where(const struct bench_rows *rows, const char *backend, int coll, size_t bytes,
+                        double limit, struct bench_row *out)
 {
     double mean[128], median[128], comm[128], comp[128], cpu[128], handoff = 0;
     int n = 0, total = 0;
@@ -280,8 +280,7 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                    "CPUs as at the best (%.0f against %.0f ns)%s: the host moved the CPUs under "
                    "the job, and those figures show the machine's slow state, not the library's "
                    "(marked * in cpu2cpu)\n",
-                   n_machine, SPREAD_WARN, worst, best,
-                   by_state ? " in every round used" : "");
+                   n_machine, SPREAD_WARN, worst, best, by_state ? " in every round used" : "");
             fprintf(stderr,
                     "collie bench: warning: %s: the machine slowed down at %d size(s): CPU-to-CPU "
                     "handoff %.0f ns against %.0f (marked * in the table)\n",

@@ -16,6 +16,10 @@
  *                 peers, exactly (oneshot allreduce: the input; send: header + payload)
  * long-call       one allreduce that takes longer than COLLIE_TIMEOUT in all, while
  *                 no single wait does, succeeds: the deadline is per wait
+ * run-ahead       many broadcasts over point-to-point messages (run with
+ *                 COLLIE_ALGO=broadcast:tree) let ranks run calls ahead of a slow
+ *                 one; the window collective after them must not take it for a
+ *                 mismatch, and every value must arrive
  * Every failure must then be sticky: the next call returns it without waiting.
  */
 #include <signal.h>
@@ -358,6 +362,27 @@ static void until_error(void)
     CHECK(0, "rank %d: no failure in 120 s", rank);
 }
 
+static void run_ahead(void)
+{
+    float buf[16];
+    for (int round = 0; round < 200; round++) {
+        for (int i = 0; i < 50; i++) {
+            for (int k = 0; k < 16; k++)
+                buf[k] = rank == 0 ? (float)(round * 100 + i + k) : -1.0f;
+            expect(collie_broadcast(comm, buf, 16, COLLIE_FLOAT32, 0), COLLIE_OK, NULL,
+                   "broadcast");
+            for (int k = 0; k < 16; k++)
+                CHECK(buf[k] == (float)(round * 100 + i + k), "round %d broadcast %d: [%d] = %g",
+                      round, i, k, (double)buf[k]);
+        }
+        long long mine = rank + round, sum = -1;
+        expect(collie_allreduce(comm, &mine, &sum, 1, COLLIE_INT64, COLLIE_SUM), COLLIE_OK, NULL,
+               "the allreduce after the broadcasts");
+        CHECK(sum == (long long)size * (size - 1) / 2 + (long long)size * round,
+              "round %d: sum %lld", round, sum);
+    }
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2, "usage: test_errors SCENARIO");
@@ -389,6 +414,8 @@ int main(int argc, char **argv)
         until_error();
     else if (!strcmp(s, "send-and-leave"))
         send_and_leave();
+    else if (!strcmp(s, "run-ahead"))
+        run_ahead();
     else
         CHECK(0, "unknown scenario '%s'", s);
     collie_finalize(comm);

@@ -320,13 +320,30 @@ void *collie__win_slot(const collie_comm *comm, int local_rank, unsigned parity)
     return s->slot + ((size_t)local_rank * 2 + parity) * s->map.slot_bytes;
 }
 
+/*
+ * A peer's descriptor of this collective against ours.  A peer that has
+ * passed this sync may already be collectives further: algorithms over
+ * point-to-point messages (a broadcast tree) let ranks run ahead of a slow
+ * one by many calls, and the peer's slot for this parity then holds a later
+ * call (measured: a rank at collective #5 read a peer's #1829 and failed
+ * with MISMATCH).  Such a peer compared its descriptor with ours on its way
+ * through this sync, so only one at this very call, or behind it, is judged
+ * here; the seq read again after the copy tells a torn read from a mismatch.
+ */
 static collie_status compare_desc(collie_comm *comm, int peer)
 {
     const struct collie__op_desc *mine = &comm->cur;
     const struct collie__op_desc *theirs = &comm->shm->ctl[peer].desc[mine->seq & 1];
-    if (collie__desc_equal(mine, theirs))
+    uint32_t seq = __atomic_load_n(&theirs->seq, __ATOMIC_ACQUIRE);
+    if ((int32_t)(seq - mine->seq) > 0)
+        return COLLIE_OK; /* ahead: judged by the peer */
+    struct collie__op_desc copy = *theirs;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&theirs->seq, __ATOMIC_RELAXED) != seq)
+        return COLLIE_OK; /* moved on while we read: ahead now */
+    copy.seq = seq;
+    if (collie__desc_equal(mine, &copy))
         return COLLIE_OK;
-    struct collie__op_desc copy = *theirs; /* the peer may move on while we format */
     return collie__wire_mismatch(comm, comm->local_to_global[peer], mine, &copy);
 }
 

@@ -109,6 +109,7 @@ collie_status collie__reduce_rd(collie_comm *comm, const struct collie__op *op);
 collie_status collie__reduce_scatter_ring(collie_comm *comm, const struct collie__op *op);
 collie_status collie__allgather_ring(collie_comm *comm, const struct collie__op *op);
 collie_status collie__broadcast_tree(collie_comm *comm, const struct collie__op *op);
+collie_status collie__reduce_tree(collie_comm *comm, const struct collie__op *op);
 collie_status collie__alltoall_pairwise(collie_comm *comm, const struct collie__op *op);
 collie_status collie__barrier_dissemination(collie_comm *comm, const struct collie__op *op);
 

@@ -1,7 +1,9 @@
 #!/bin/bash
 # The measuring tool measures collie, nothing else: `collie` and libcollie link
 # no BLAS and no zlib (collie-train does, as its own executable), and a
-# `collie bench` rank runs no thread of its own and maps no BLAS library.
+# `collie bench` rank runs no thread of its own and maps no BLAS library
+# while it measures (the machine probe's two threads live for about 1 ms
+# between sizes, never while an operation is timed).
 collie=$1
 . "$(dirname "$0")/lib.sh"
 lib=$(dirname "$collie")/libcollie.so

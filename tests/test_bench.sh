@@ -79,6 +79,10 @@ if [ "$(nproc)" -ge 2 ]; then
     head -1 "$dir/m.csv" | grep -q ",collie_version,handoff_ns$" || fail "CSV header: $(head -1 "$dir/m.csv")"
     awk -F, 'NR > 1 && $20 > 0 { n++ } END { exit n == 3 ? 0 : 1 }' "$dir/m.csv" ||
         fail "a probe per row in the CSV: $(cat "$dir/m.csv")"
+    # warnings on stderr never split a row of the table on stdout (one stream, > 4 KiB of rows)
+    expect_status 0 env COLLIE_TEST_SLOW_MACHINE=-1,1024 "$collie" bench all -n 2 -b 8 -e 64K -f 2 "${quick[@]}"
+    broken=$(printf '%s\n' "$out" | grep -E '^ +[0-9]+ ' | grep -vE ' [0-9]+  [a-z/]+$' || true)
+    [ -z "$broken" ] || fail "rows split by a warning: $broken"
     expect_status 0 env COLLIE_TEST_SLOW_MACHINE=1,0 COLLIE_TEST_SLOW_ROUND=1 "$collie" bench -n 2 \
         -b 8 -e 64 -f 8 --iters 20 --warmup 1 --rounds 2
     expect_output "cpu2cpu\(ns\) +rounds +#wrong"

@@ -266,6 +266,7 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                    "machine was not steady (or the waiting is bimodal); do not publish these "
                    "medians alone\n",
                    n_unsteady, SPREAD_WARN);
+            fflush(stdout);
             fprintf(stderr,
                     "collie bench: warning: %s: rounds differ by more than %.0fx at %d size(s) "
                     "(marked in the table)\n",
@@ -281,6 +282,7 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                    "the job, and those figures show the machine's slow state, not the library's "
                    "(marked * in cpu2cpu)\n",
                    n_machine, SPREAD_WARN, worst, best, by_state ? " in every round used" : "");
+            fflush(stdout);
             fprintf(stderr,
                     "collie bench: warning: %s: the machine slowed down at %d size(s): CPU-to-CPU "
                     "handoff %.0f ns against %.0f (marked * in the table)\n",

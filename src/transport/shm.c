@@ -337,11 +337,18 @@ static collie_status compare_desc(collie_comm *comm, int peer)
     uint32_t seq = __atomic_load_n(&theirs->seq, __ATOMIC_ACQUIRE);
     if ((int32_t)(seq - mine->seq) > 0)
         return COLLIE_OK; /* ahead: judged by the peer */
-    struct collie__op_desc copy = *theirs;
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    /* Acquire loads, field by field: the seq read after them stays after them (no fence: TSan). */
+    struct collie__op_desc copy = {
+        .seq = seq,
+        .coll = __atomic_load_n(&theirs->coll, __ATOMIC_ACQUIRE),
+        .dtype = __atomic_load_n(&theirs->dtype, __ATOMIC_ACQUIRE),
+        .op = __atomic_load_n(&theirs->op, __ATOMIC_ACQUIRE),
+        .algo = __atomic_load_n(&theirs->algo, __ATOMIC_ACQUIRE),
+        .root = __atomic_load_n(&theirs->root, __ATOMIC_ACQUIRE),
+        .count = __atomic_load_n(&theirs->count, __ATOMIC_ACQUIRE),
+    };
     if (__atomic_load_n(&theirs->seq, __ATOMIC_RELAXED) != seq)
         return COLLIE_OK; /* moved on while we read: ahead now */
-    copy.seq = seq;
     if (collie__desc_equal(mine, &copy))
         return COLLIE_OK;
     return collie__wire_mismatch(comm, comm->local_to_global[peer], mine, &copy);

@@ -22,7 +22,6 @@
 
 #define ROUND_TRIPS 32 /* per block */
 #define BLOCKS 63      /* an odd count: the median is one block's */
-#define BUDGET_S 1e-3  /* the probe stops after this long, answered or not */
 
 struct probe {
     _Alignas(64) _Atomic unsigned ball; /* odd: the answerer's turn; even: the asker's */
@@ -58,7 +57,7 @@ static void *ask(void *arg)
     struct probe *p = arg;
     if (pin(p->cpu[0]) != 0)
         return NULL;
-    double deadline = bench_now_s() + BUDGET_S;
+    double deadline = bench_now_s() + BENCH_PROBE_BUDGET_S;
     unsigned v = 0;
     for (p->blocks = 0; p->blocks < BLOCKS; p->blocks++) {
         double t0 = bench_now_s();

@@ -231,12 +231,10 @@ static int test_slow_machine(int round, size_t bytes)
     return v && sscanf(v, "%d,%llu", &r, &from) == 2 && (r < 0 || r == round) && bytes >= from;
 }
 
-#define PROBE_SLEEP_NS 1500000 /* the probe's budget (handoff.c) and a margin */
-
 /*
  * Rank 0 probes the machine's CPU-to-CPU latency (after timing bytes_timed,
- * or before the first size) while the others sleep
- * through it (a rank that polled would hold a CPU the probe needs).  Not
+ * or before the first size) while the others sleep through it, its budget
+ * and half again (a rank that polled would hold a CPU the probe needs).  Not
  * with --noise: its threads hold the CPUs.  0 elsewhere.
  */
 static double probe_machine(const struct bench_backend *b, const struct bench_opts *o, int round,
@@ -245,7 +243,7 @@ static double probe_machine(const struct bench_backend *b, const struct bench_op
     if (o->noise)
         return 0;
     if (b->rank != 0) {
-        nanosleep(&(struct timespec){.tv_nsec = PROBE_SLEEP_NS}, NULL);
+        nanosleep(&(struct timespec){.tv_nsec = (long)(1.5 * BENCH_PROBE_BUDGET_S * 1e9)}, NULL);
         return 0;
     }
     double ns = bench_handoff_ns();

@@ -2,9 +2,9 @@
 # Installs the Debian packages collie builds and tests with, if any is missing.
 # Needs root (or sudo) only when something has to be installed.
 #   deps.sh          the build: compiler, cmake
-#   deps.sh --bench  also Open MPI (collie bench --baseline mpi), gnuplot (--plot) and
-#                    iproute2 (ip netns and tc: the emulated hosts of the tests), iperf3
-#                    (the link rate between them)
+#   deps.sh --bench  also Open MPI (collie bench --baseline mpi), Gloo (--baseline gloo),
+#                    gnuplot (--plot) and iproute2 (ip netns and tc: the emulated hosts of
+#                    the tests), iperf3 (the link rate between them)
 #   deps.sh --test   --bench's, clang-format (the tests check the formatting), procps (ps, pgrep)
 #                    python3 (the tests read the timeline's JSON), and numpy, PyTorch, pip and
 #                    setuptools (the Python package and the torch.distributed backend),
@@ -15,9 +15,9 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config libssl-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist)
 case "${1:-}" in
---bench) packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3) ;;
---test) packages+=(openmpi-bin libopenmpi-dev gnuplot-nox iproute2 iperf3 clang-format procps python3
-             python3-numpy python3-torch python3-torchvision python3-pip python3-setuptools git
+--bench) packages+=(openmpi-bin libopenmpi-dev libgloo-dev gnuplot-nox iproute2 iperf3) ;;
+--test) packages+=(openmpi-bin libopenmpi-dev libgloo-dev gnuplot-nox iproute2 iperf3 clang-format
+             procps python3 python3-numpy python3-torch python3-torchvision python3-pip python3-setuptools git
              python3-mpi4py) ;;
 esac
 missing=()

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Formats every C file of the tree with .clang-format (clang-format 14, Debian 12).
+# Formats every C (and C++) file of the tree with .clang-format (clang-format 14, Debian 12).
 #   format.sh           rewrites the files in place
 #   format.sh --check   changes nothing; lists the files that are not formatted, exit 1 if any
 set -euo pipefail
@@ -8,7 +8,7 @@ if ! command -v clang-format >/dev/null; then
     echo "format.sh: clang-format is not installed (apt-get install clang-format)" >&2
     exit 2
 fi
-mapfile -t files < <(find src include mpi tools train tests examples -name '*.[ch]' | sort)
+mapfile -t files < <(find src include mpi tools train tests examples \( -name '*.[ch]' -o -name '*.cc' \) | sort)
 if [ "${1:-}" != --check ]; then
     clang-format -i "${files[@]}"
     exit 0

@@ -157,6 +157,51 @@ else
     echo "skipped: the MPI baseline (collie-bench-mpi not built: apt-get install libopenmpi-dev openmpi-bin)"
 fi
 
+# side by side with Gloo, what torch.distributed runs on CPU: every collective
+# Gloo has, checked element by element (none of reduce_scatter: "-"), in and
+# out of place, on an odd rank count; a corrupted result counted for both
+if [ -x "$(dirname "$collie")/collie-bench-gloo" ]; then
+    stores() { find /tmp -maxdepth 1 -name 'collie-bench-gloo-*' 2>/dev/null | wc -l; }
+    before=$(stores)
+    for args in "--dtype float32 --op sum" "--dtype float16 --op max --inplace" "--dtype int64 --op avg"; do
+        # shellcheck disable=SC2086
+        expect_status 0 "$collie" bench all pingpong -n 3 -b 24 -e 96K -f 4 "${quick[@]}" --baseline gloo $args
+        expect_output "gloo_busbw +ratio"
+        expect_output "gloo bench: gloo has no reduce_scatter; not measured"
+        wrong=$(printf '%s\n' "$out" | grep -E '^ +[0-9]+ ' | awk '{print $(NF-1)}' | sort -u | tr '\n' ' ')
+        [ "$wrong" = "0/- 0/0 " ] || fail "gloo $args: #wrong column is '$wrong': $out"
+        [ "$(printf '%s\n' "$out" | grep -c '^# collie bench')" = 7 ] || fail "seven tables expected: $out"
+    done
+    expect_status 0 "$collie" bench -n 2 -b 1K -e 1K "${quick[@]}" --baseline gloo --corrupt
+    expect_output "^ +1024 +256 +float32 +sum .* +1/1  (oneshot|twoshot)$"
+    # beside MPI in one table, every round of each
+    if [ -x "$(dirname "$collie")/collie-bench-mpi" ] && command -v mpirun >/dev/null; then
+        expect_status 0 "$collie" bench -n 2 -b 64 -e 4K -f 8 "${quick[@]}" --baseline mpi,gloo --rounds 2 --csv "$dir/g.csv"
+        expect_output "mpi_busbw +mpi_ratio +mpi_min +mpi_max +gloo_time +gloo_median +gloo_busbw +gloo_ratio"
+        expect_output "^ +4096 +1024 +float32 +sum .* [0-9]+/2,[0-9],[0-9] +0/0/0  "
+        expect_output "^# Avg bus bandwidth, gloo: [0-9.]+"
+        [ "$(grep -c '^gloo,allreduce,1,' "$dir/g.csv")" = 3 ] || fail "Gloo's round 1 rows: $(cat "$dir/g.csv")"
+        [ "$(grep -c '^mpi,allreduce,' "$dir/g.csv")" = 6 ] || fail "MPI's rows: $(cat "$dir/g.csv")"
+    fi
+    [ "$(stores)" = "$before" ] || fail "the Gloo rendezvous directory was left in /tmp"
+    expect_status 2 "$collie" bench -n 2 --baseline gloo --dtype bfloat16
+    expect_output "Gloo has no bfloat16"
+    expect_status 2 "$collie" bench overlap -n 2 --baseline gloo
+    expect_output "overlap is measured beside MPI only"
+else
+    echo "skipped: the Gloo baseline (collie-bench-gloo not built: apt-get install libgloo-dev g++)"
+fi
+# --baseline names libraries, each once; a missing baseline program says what to install
+expect_status 2 "$collie" bench -n 2 --baseline nccl
+expect_output "name mpi, gloo or torch, each once"
+expect_status 2 "$collie" bench -n 2 --baseline gloo,gloo
+expect_output "each once"
+cp "$collie" "$dir/collie-alone"
+expect_status 1 "$dir/collie-alone" bench -n 2 --baseline gloo
+expect_output "collie-bench-gloo was not built: install Gloo \(apt-get install libgloo-dev g\+\+\)"
+expect_status 1 "$dir/collie-alone" bench -n 2 --baseline mpi
+expect_output "collie-bench-mpi was not built"
+
 # the plot
 expect_status 0 "$collie" bench -n 2 -b 8 -e 4K "${quick[@]}" --plot "$dir/p.png"
 [ -s "$dir/p.png.dat" ] || fail "no plot data"

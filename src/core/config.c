@@ -139,9 +139,11 @@ static const char *type_hint(enum config_type t)
  * library: a rank started by `collie run` inherits them, and must not warn.
  */
 static const char *const tool_variables[] = {
-    "COLLIE_RSH",     /* collie run -H: how to reach a host */
-    "COLLIE_BIND",    /* collie run --bind: pin ranks that outnumber the CPUs */
-    "COLLIE_LIBRARY", /* python/collie: the libcollie.so to load */
+    "COLLIE_RSH",              /* collie run -H: how to reach a host */
+    "COLLIE_BIND",             /* collie run --bind: pin ranks that outnumber the CPUs */
+    "COLLIE_LIBRARY",          /* python/collie: the libcollie.so to load */
+    "COLLIE_PYTHON",           /* collie bench --baseline torch: the interpreter */
+    "COLLIE_BENCH_GLOO_STORE", /* collie bench --baseline gloo, torch: the rendezvous files */
 };
 
 static int is_tool_variable(const char *name, size_t len)

@@ -88,24 +88,6 @@ static MPI_Op mpi_op(collie_dtype t, collie_op op)
     return native[k];
 }
 
-/* AVG = SUM / n, in the element's own arithmetic. */
-static void divide(void *buf, size_t count, collie_dtype t, int n)
-{
-    for (size_t i = 0; i < count; i++)
-        switch (t) {
-        case COLLIE_FLOAT32: ((float *)buf)[i] /= (float)n; break;
-        case COLLIE_FLOAT64: ((double *)buf)[i] /= n; break;
-        case COLLIE_INT8: ((int8_t *)buf)[i] = (int8_t)(((int8_t *)buf)[i] / n); break;
-        case COLLIE_UINT8: ((uint8_t *)buf)[i] = (uint8_t)(((uint8_t *)buf)[i] / n); break;
-        case COLLIE_INT32: ((int32_t *)buf)[i] /= n; break;
-        case COLLIE_INT64: ((int64_t *)buf)[i] /= n; break;
-        default: {
-            uint16_t *h = buf;
-            h[i] = narrow(widen(h[i], t == COLLIE_BFLOAT16) / (float)n, t == COLLIE_BFLOAT16);
-        }
-        }
-}
-
 static int check(int rc)
 {
     if (rc == MPI_SUCCESS)
@@ -127,13 +109,13 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
     case BENCH_ALLREDUCE:
         rc = MPI_Allreduce(in, recv, n, dt, mop, MPI_COMM_WORLD);
         if (avg)
-            divide(recv, count, t, b->size);
+            bench_divide(recv, count, t, b->size);
         break;
     case BENCH_BROADCAST: rc = MPI_Bcast(recv, n, dt, root, MPI_COMM_WORLD); break;
     case BENCH_REDUCE:
         rc = MPI_Reduce(b->rank == root ? in : send, recv, n, dt, mop, root, MPI_COMM_WORLD);
         if (avg && b->rank == root)
-            divide(recv, count, t, b->size);
+            bench_divide(recv, count, t, b->size);
         break;
     case BENCH_ALLGATHER: /* in place: the own block already sits in recv */
         in =
@@ -149,7 +131,7 @@ static int run(struct bench_backend *b, enum bench_coll c, const void *send, voi
             rc = MPI_Reduce_scatter_block(send, recv, n, dt, mop, MPI_COMM_WORLD);
         }
         if (avg)
-            divide(recv, count, t, b->size);
+            bench_divide(recv, count, t, b->size);
         break;
     case BENCH_ALLTOALL: rc = MPI_Alltoall(in, n, dt, recv, n, dt, MPI_COMM_WORLD); break;
     case BENCH_PINGPONG: {
@@ -202,7 +184,7 @@ static int wait(struct bench_backend *b, void *h)
     struct pending *p = h;
     int rc = check(MPI_Wait(&p->req, MPI_STATUS_IGNORE));
     if (rc == 0 && p->avg)
-        divide(p->recv, p->count, p->t, b->size);
+        bench_divide(p->recv, p->count, p->t, b->size);
     free(p);
     return rc;
 }

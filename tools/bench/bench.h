@@ -16,6 +16,10 @@
 
 #include "collie.h"
 
+#ifdef __cplusplus
+extern "C" { /* the Gloo baseline is C++ */
+#endif
+
 enum bench_coll {
     BENCH_ALLREDUCE,
     BENCH_BROADCAST,
@@ -34,6 +38,14 @@ enum bench_coll {
 
 struct bench_opts;
 
+/*
+ * What --baseline may name, each measured beside collie by its own program
+ * with the same sweep: "mpi" (collie-bench-mpi, under mpirun), "gloo"
+ * (collie-bench-gloo, Gloo's collectives over TCP, under collie run) and
+ * "torch" (python -m collie.bench_torch: torch.distributed on Gloo).
+ */
+#define BENCH_MAX_BASELINES 3
+
 struct bench_backend {
     const char *name; /* "collie", "mpi" */
     int rank, size, local_size;
@@ -48,6 +60,8 @@ struct bench_backend {
     const char *(*algo)(struct bench_backend *b, enum bench_coll c, size_t bytes);
     const char *(*error)(struct bench_backend *b);
     int (*supports)(struct bench_backend *b, collie_dtype t, collie_op op);
+    /* Whether the library has collective c; NULL: every one.  The sweep skips the others. */
+    int (*has_coll)(struct bench_backend *b, enum bench_coll c);
     /* A non-blocking allreduce: *h is what wait() completes (overlap, fusion). */
     int (*iallreduce)(struct bench_backend *b, const void *send, void *recv, size_t count,
                       collie_dtype t, collie_op op, void **h);
@@ -83,7 +97,10 @@ struct bench_opts {
     int fusion;      /* fusion: 0 the 62 tensors of ResNet-18, else this many of -b bytes */
     int dry_run;     /* list the sizes, measure nothing */
     int corrupt;     /* testing: rank 0 flips a byte of each checked result */
-    const char *algo, *baseline, *csv, *json, *plot, *raw;
+    const char *algo, *csv, *json, *plot, *raw;
+    /* --baseline: the libraries measured beside collie, in the order named */
+    const char *baselines[BENCH_MAX_BASELINES];
+    int nbaselines;
     const char *hosts, *hostfile, *rsh; /* across hosts: passed to collie run (and mpirun) */
     const char *mpi_preload;            /* LD_PRELOAD of the MPI baseline's ranks */
     const char *topology;               /* neighbor_allreduce: collie_schedule_from_name's name */
@@ -124,6 +141,16 @@ static inline int bench_partner(const struct bench_backend *b)
     int p = b->rank ^ 1;
     return p < b->size ? p : -1;
 }
+
+/* Whether --baseline named this library. */
+int bench_has_baseline(const struct bench_opts *o, const char *name);
+
+/*
+ * COLLIE_AVG for a library without an average: buf holds the sum of n
+ * ranks' inputs; divides it in the element's own arithmetic (float16 and
+ * bfloat16 through float, as collie does).
+ */
+void bench_divide(void *buf, size_t count, collie_dtype t, int n);
 
 /* Parses the options common to collie bench and collie-bench-mpi; argv[0] is the command. */
 int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog);
@@ -212,5 +239,9 @@ void bench_neighbor_free(struct bench_neighbor *nb);
 /* Raw rows for the driver: one tab-separated line per row. */
 int bench_rows_write_raw(const struct bench_rows *rows, const char *path);
 int bench_rows_read_raw(struct bench_rows *rows, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -38,10 +39,11 @@ static void report(const struct bench_opts *o, const struct bench_rows *rows,
 /* One rank of a measurement job. */
 static int rank_main(const struct bench_opts *o)
 {
-    if (o->baseline) {
+    if (o->nbaselines) {
         fprintf(stderr,
-                "collie bench: --baseline launches both jobs itself: run `collie bench -n N "
-                "--baseline mpi` outside a job\n");
+                "collie bench: --baseline launches every job itself: run `collie bench -n N "
+                "--baseline %s` outside a job\n",
+                o->baselines[0]);
         return 2;
     }
     struct bench_backend b;
@@ -129,26 +131,172 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
     return n;
 }
 
-static int driver_main(const struct bench_opts *o)
+/* How a job is started: the launcher's arguments before the program's. */
+struct launch {
+    char *argv[160];
+    int n;
+    char nranks[16], mca_rsh[PATH_MAX + 64], preload[PATH_MAX + 16];
+};
+
+static void add(struct launch *l, const char *arg) { l->argv[l->n++] = (char *)arg; }
+
+/* collie run with the job's placement: collie's own jobs, Gloo's and torch's. */
+static void collie_run(struct launch *l, const struct bench_opts *o, const char *self)
 {
-    char self[PATH_MAX], dir[PATH_MAX], mpi_prog[PATH_MAX + 32], nranks[16];
-    if (tools_self_path(self, sizeof self))
-        return 1;
-    snprintf(dir, sizeof dir, "%s", self);
-    snprintf(mpi_prog, sizeof mpi_prog, "%s/collie-bench-mpi", dirname(dir));
-    snprintf(nranks, sizeof nranks, "%d", o->nranks);
-    if (o->baseline && access(mpi_prog, X_OK) != 0) {
+    l->n = 0;
+    add(l, self);
+    add(l, "run");
+    snprintf(l->nranks, sizeof l->nranks, "%d", o->nranks);
+    if (o->nranks || (!o->hosts && !o->hostfile))
+        add(l, "-n"), add(l, l->nranks);
+    if (o->hosts)
+        add(l, "-H"), add(l, o->hosts);
+    if (o->hostfile)
+        add(l, "--hostfile"), add(l, o->hostfile);
+    if (o->rsh)
+        add(l, "--rsh"), add(l, o->rsh);
+}
+
+/* mpirun with the same placement, for the MPI baseline. */
+static void mpirun(struct launch *l, const struct bench_opts *o)
+{
+    l->n = 0;
+    add(l, "mpirun");
+    add(l, "--oversubscribe");
+    snprintf(l->nranks, sizeof l->nranks, "%d", o->nranks);
+    if (o->nranks || (!o->hosts && !o->hostfile))
+        add(l, "-n"), add(l, l->nranks);
+    if (o->hosts || o->hostfile) /* one slot per node is not oversubscribed to Open MPI,
+                                    but the hosts may share cores: do not busy-poll */
+        add(l, "--mca"), add(l, "mpi_yield_when_idle"), add(l, "1");
+    if (o->hosts)
+        add(l, "--host"), add(l, o->hosts);
+    if (o->hostfile)
+        add(l, "--hostfile"), add(l, o->hostfile);
+    if (o->rsh) {
+        snprintf(l->mca_rsh, sizeof l->mca_rsh, "%s", o->rsh);
+        add(l, "--mca"), add(l, "plm_rsh_agent"), add(l, l->mca_rsh);
+    }
+    if (o->mpi_preload) {
+        snprintf(l->preload, sizeof l->preload, "LD_PRELOAD=%s", o->mpi_preload);
+        add(l, "-x"), add(l, l->preload);
+    }
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* Removes dir and everything in it (the Gloo store's files). */
+static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+/*
+ * The torch baseline's interpreter: COLLIE_PYTHON, else Debian's
+ * /usr/bin/python3 (where python3-torch lives; another python3 may come
+ * first in PATH), else python3 -- checked to import torch.distributed and
+ * collie.bench_torch, with this source tree's python/ after the user's
+ * PYTHONPATH.  0, or -1 having said what is missing.
+ */
+static int bench_torch_python(char *python, size_t len)
+{
+    const char *given = getenv("COLLIE_PYTHON");
+    snprintf(python, len, "%s",
+             given && *given                         ? given
+             : access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
+                                                     : "python3");
+    const char *old = getenv("PYTHONPATH");
+    char path[PATH_MAX * 2];
+    snprintf(path, sizeof path, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "",
+             COLLIE_PYTHON_DIR);
+    setenv("PYTHONPATH", path, 1);
+    char *check[] = {python, "-c", "import torch.distributed, collie.bench_torch", NULL};
+    if (tools_run_job(check) == 0)
+        return 0;
+    fprintf(stderr,
+            "collie bench: --baseline torch needs PyTorch and collie's Python package in %s "
+            "(apt-get install python3-torch; COLLIE_PYTHON names another interpreter)\n",
+            python);
+    return -1;
+}
+
+/* The programs of the baselines, checked before anything runs. */
+struct programs {
+    char self[PATH_MAX], mpi[PATH_MAX], gloo[PATH_MAX], python[PATH_MAX];
+};
+
+static int find_programs(const struct bench_opts *o, struct programs *p)
+{
+    if (tools_self_path(p->self, sizeof p->self) ||
+        tools_sibling_path("collie-bench-mpi", p->mpi, sizeof p->mpi) ||
+        tools_sibling_path("collie-bench-gloo", p->gloo, sizeof p->gloo))
+        return -1;
+    if (bench_has_baseline(o, "mpi") && access(p->mpi, X_OK) != 0) {
         fprintf(stderr,
                 "collie bench: the MPI baseline program %s was not built: install Open MPI "
                 "(apt-get install libopenmpi-dev openmpi-bin) and rebuild; cmake finds it\n",
-                mpi_prog);
-        return 1;
+                p->mpi);
+        return -1;
     }
-    char raw[] = "/tmp/collie-bench-XXXXXX";
+    if (bench_has_baseline(o, "gloo") && access(p->gloo, X_OK) != 0) {
+        fprintf(stderr,
+                "collie bench: the Gloo baseline program %s was not built: install Gloo "
+                "(apt-get install libgloo-dev g++) and rebuild; cmake finds it\n",
+                p->gloo);
+        return -1;
+    }
+    if (bench_has_baseline(o, "torch") && bench_torch_python(p->python, sizeof p->python))
+        return -1;
+    return 0;
+}
+
+/* Runs one baseline's measuring job with the job's arguments; 0 on success. */
+static int run_baseline(const char *name, const struct bench_opts *o, const struct programs *p,
+                        char **args)
+{
+    struct launch l;
+    if (!strcmp(name, "mpi")) {
+        mpirun(&l, o);
+        add(&l, p->mpi);
+    } else {
+        collie_run(&l, o, p->self);
+        if (!strcmp(name, "gloo")) {
+            add(&l, p->gloo);
+        } else {
+            add(&l, p->python);
+            add(&l, "-m");
+            add(&l, "collie.bench_torch");
+        }
+    }
+    for (int i = 0; args[i]; i++)
+        add(&l, args[i]);
+    add(&l, NULL);
+    if (tools_run_job(l.argv) == 0)
+        return 0;
+    fprintf(stderr, "collie bench: the %s baseline job failed\n", name);
+    return -1;
+}
+
+static int driver_main(const struct bench_opts *o)
+{
+    struct programs prog;
+    if (find_programs(o, &prog))
+        return 1;
+    char raw[] = "/tmp/collie-bench-XXXXXX", store[] = "/tmp/collie-bench-gloo-XXXXXX";
     int fd = mkstemp(raw);
     if (fd < 0)
         return 1;
     close(fd);
+    /* Gloo's rendezvous: a file store every rank sees, a prefix per round */
+    if (bench_has_baseline(o, "gloo") || bench_has_baseline(o, "torch")) {
+        if (!mkdtemp(store)) {
+            fprintf(stderr, "collie bench: cannot make %s: %s\n", store, strerror(errno));
+            unlink(raw);
+            return 1;
+        }
+        setenv("COLLIE_BENCH_GLOO_STORE", store, 1);
+    }
     struct bench_stream stream, *sp = NULL;
     if (o->stream) { /* before the jobs, on an otherwise idle host */
         bench_stream_measure(&stream);
@@ -163,52 +311,26 @@ static int driver_main(const struct bench_opts *o)
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
     int rc = 0;
     for (int round = 0; round < o->rounds && rc == 0; round++) {
-        char buf[4096], *argv[96], mca_rsh[PATH_MAX + 64], preload[PATH_MAX + 16];
-        char *collie_argv[128] = {self, "run"}, *mpi_argv[128] = {"mpirun", "--oversubscribe"};
-        int nc = 2, nm = 2;
-        if (o->nranks || (!o->hosts && !o->hostfile)) {
-            collie_argv[nc++] = "-n", collie_argv[nc++] = nranks;
-            mpi_argv[nm++] = "-n", mpi_argv[nm++] = nranks;
-        }
-        if (o->hosts || o->hostfile) { /* one slot per node is not oversubscribed to Open MPI,
-                                          but the hosts may share cores: do not busy-poll */
-            mpi_argv[nm++] = "--mca", mpi_argv[nm++] = "mpi_yield_when_idle", mpi_argv[nm++] = "1";
-        }
-        if (o->hosts) {
-            collie_argv[nc++] = "-H", collie_argv[nc++] = (char *)o->hosts;
-            mpi_argv[nm++] = "--host", mpi_argv[nm++] = (char *)o->hosts;
-        }
-        if (o->hostfile) {
-            collie_argv[nc++] = "--hostfile", collie_argv[nc++] = (char *)o->hostfile;
-            mpi_argv[nm++] = "--hostfile", mpi_argv[nm++] = (char *)o->hostfile;
-        }
-        if (o->rsh) {
-            collie_argv[nc++] = "--rsh", collie_argv[nc++] = (char *)o->rsh;
-            snprintf(mca_rsh, sizeof mca_rsh, "%s", o->rsh);
-            mpi_argv[nm++] = "--mca", mpi_argv[nm++] = "plm_rsh_agent", mpi_argv[nm++] = mca_rsh;
-        }
-        if (o->mpi_preload) {
-            snprintf(preload, sizeof preload, "LD_PRELOAD=%s", o->mpi_preload);
-            mpi_argv[nm++] = "-x", mpi_argv[nm++] = preload;
-        }
-        collie_argv[nc++] = self, collie_argv[nc++] = "bench";
-        mpi_argv[nm++] = mpi_prog;
-        int n = job_args(o, argv, 96, buf, sizeof buf, raw, round);
-        for (int i = 0; i <= n; i++)
-            collie_argv[nc + i] = argv[i];
-        rc = tools_run_job(collie_argv);
-        if (rc == 0 && o->baseline) {
-            for (int i = 0; i <= n; i++)
-                mpi_argv[nm + i] = argv[i];
-            rc = tools_run_job(mpi_argv);
-            if (rc)
-                fprintf(stderr, "collie bench: the MPI baseline job failed\n");
-        }
+        char buf[4096], *args[96];
+        if (job_args(o, args, 96, buf, sizeof buf, raw, round) < 0)
+            return 1;
+        struct launch l;
+        collie_run(&l, o, prog.self);
+        add(&l, prog.self);
+        add(&l, "bench");
+        for (int i = 0; args[i]; i++)
+            add(&l, args[i]);
+        add(&l, NULL);
+        rc = tools_run_job(l.argv);
+        for (int k = 0; k < o->nbaselines && rc == 0; k++)
+            rc = run_baseline(o->baselines[k], o, &prog, args);
     }
     struct bench_rows rows = {0};
     if (rc == 0 && bench_rows_read_raw(&rows, raw) == 0)
         report(o, &rows, sp);
     unlink(raw);
+    if (strcmp(store + strlen(store) - 6, "XXXXXX")) /* made by mkdtemp */
+        remove_tree(store);
     free(rows.row);
     return rc ? 1 : 0;
 }

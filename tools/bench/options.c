@@ -83,10 +83,13 @@ void bench_usage(FILE *out, const char *prog)
         "  --root R        root of broadcast and reduce (default 0)\n"
         "  --algo NAME     force a collie algorithm (sets COLLIE_ALGO)\n"
         "  --no-check      skip checking every element of the results\n"
-        "  --baseline mpi  run the identical sweep with MPI too, side by side\n"
+        "  --baseline LIST run the identical sweep with other libraries too, side by side:\n"
+        "                  mpi (Open MPI, mpirun), gloo (Gloo's C++ collectives over TCP,\n"
+        "                  as PyTorch uses them), torch (torch.distributed on Gloo), or\n"
+        "                  several, comma-separated (mpi,gloo,torch)\n"
         "  --mpi-preload LIB   run the MPI baseline with LIB preloaded (LD_PRELOAD), e.g.\n"
         "                  libcollie-mpi.so: the same MPI program on collie's collectives\n"
-        "  --rounds R      repeat every job R times, alternating collie and the baseline\n"
+        "  --rounds R      repeat every job R times, alternating collie and the baselines\n"
         "                  (A B A B ...); tables show the median of the rounds\n"
         "  --noise N       keep N busy threads in every rank, computing as an OpenMP or BLAS\n"
         "                  pool does beside a training job (default 0: nothing but the ranks)\n"
@@ -98,6 +101,48 @@ void bench_usage(FILE *out, const char *prog)
         "                  every slot); the MPI baseline gets the same hosts (run the\n"
         "                  driver on the first host: rank 0 writes the results there)\n",
         prog);
+}
+
+int bench_has_baseline(const struct bench_opts *o, const char *name)
+{
+    for (int i = 0; i < o->nbaselines; i++)
+        if (!strcmp(o->baselines[i], name))
+            return 1;
+    return 0;
+}
+
+/* How the text names a baseline library. */
+static const char *baseline_title(const char *name)
+{
+    return !strcmp(name, "mpi") ? "MPI" : !strcmp(name, "gloo") ? "Gloo" : "torch.distributed";
+}
+
+/* --baseline LIST: mpi, gloo and torch, comma-separated, each once. */
+static int parse_baselines(const char *list, struct bench_opts *o, const char *prog)
+{
+    static const char *const known[] = {"mpi", "gloo", "torch"};
+    o->nbaselines = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        const char *name = NULL;
+        for (size_t k = 0; k < sizeof known / sizeof *known; k++)
+            if (strlen(known[k]) == n && !strncmp(p, known[k], n))
+                name = known[k];
+        if (!name || bench_has_baseline(o, name) || o->nbaselines == BENCH_MAX_BASELINES) {
+            fprintf(stderr,
+                    "%s: --baseline '%s': name mpi, gloo or torch, each once, separated by "
+                    "commas\n",
+                    prog, list);
+            return -1;
+        }
+        o->baselines[o->nbaselines++] = name;
+        p += n + (p[n] == ',');
+    }
+    if (!o->nbaselines) {
+        fprintf(stderr, "%s: --baseline needs a library: mpi, gloo or torch\n", prog);
+        return -1;
+    }
+    return 0;
 }
 
 static int parse_bytes(const char *s, size_t *out)
@@ -278,9 +323,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         } else if (!strcmp(a, "--algo")) {
             o->algo = v;
         } else if (!strcmp(a, "--baseline")) {
-            if (strcmp(v, "mpi"))
-                goto bad;
-            o->baseline = v;
+            if (parse_baselines(v, o, prog))
+                return -1;
         } else if (!strcmp(a, "--mpi-preload")) {
             o->mpi_preload = v;
         } else if (!strcmp(a, "--csv")) {
@@ -310,15 +354,25 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
     }
     if (!o->ncolls)
         o->colls[o->ncolls++] = BENCH_ALLREDUCE;
-    for (int k = 0; k < o->ncolls && o->baseline; k++)
+    for (int k = 0; k < o->ncolls && o->nbaselines; k++)
         if (o->colls[k] == BENCH_NEIGHBOR || o->colls[k] == BENCH_HIER_NEIGHBOR ||
             o->colls[k] == BENCH_NEIGHBOR_ALLGATHER) {
             fprintf(stderr,
-                    "%s: MPI has no neighbour averaging to compare with: drop --baseline, and "
+                    "%s: %s has no neighbour averaging to compare with: drop --baseline, and "
                     "name allreduce beside neighbor_allreduce to see collie's allreduce\n",
-                    prog);
+                    prog, baseline_title(o->baselines[0]));
+            return -1;
+        } else if ((o->colls[k] == BENCH_OVERLAP || o->colls[k] == BENCH_FUSION) &&
+                   (o->nbaselines > 1 || !bench_has_baseline(o, "mpi"))) {
+            fprintf(stderr, "%s: %s is measured beside MPI only: use --baseline mpi\n", prog,
+                    bench_coll_name(o->colls[k]));
             return -1;
         }
+    if (o->dtype == COLLIE_BFLOAT16 &&
+        (bench_has_baseline(o, "gloo") || bench_has_baseline(o, "torch"))) {
+        fprintf(stderr, "%s: Gloo has no bfloat16: use --baseline mpi, or another --dtype\n", prog);
+        return -1;
+    }
     for (int k = 0; k < o->ncolls && o->inplace; k++)
         if (o->colls[k] == BENCH_NEIGHBOR_ALLGATHER) {
             fprintf(stderr, "%s: neighbor_allgather has no in-place form: drop --inplace\n", prog);
@@ -326,7 +380,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         }
     if (!o->topology)
         o->topology = "exp2";
-    if (o->mpi_preload && !o->baseline) {
+    if (o->mpi_preload && !bench_has_baseline(o, "mpi")) {
         fprintf(stderr, "%s: --mpi-preload needs --baseline mpi\n", prog);
         return -1;
     }

@@ -67,25 +67,26 @@ int bench_merged(const struct bench_rows *rows, const char *backend, int coll, s
 }
 
 /*
- * One size of a table: collie's row and, with a baseline, MPI's (*have_b),
- * merged over the rounds measured in the machine's fast state -- probe
- * within SPREAD_WARN of the run's best -- when both have one, so that the
- * two are compared in the same state; else over every round.
+ * One size of a table: collie's row (*a) and each baseline's (b[k], where
+ * have[k]), merged over the rounds measured in the machine's fast state --
+ * probe within SPREAD_WARN of the run's best -- when every library measured
+ * at this size has such a round, so that they are compared in the same
+ * state; else over every round.
  */
-static int merged_size(const struct bench_rows *rows, int coll, size_t bytes, const char *base,
-                       double best_ns, struct bench_row *a, struct bench_row *b, int *have_b)
+static int merged_size(const struct bench_rows *rows, const struct bench_opts *o, int coll,
+                       size_t bytes, double best_ns, struct bench_row *a, struct bench_row *b,
+                       int *have)
 {
     double limit = best_ns > 0 ? SPREAD_WARN * best_ns : 0;
-    struct bench_row fast_a, fast_b;
-    if (limit > 0 && merged_where(rows, "collie", coll, bytes, limit, &fast_a) &&
-        (!base || merged_where(rows, "mpi", coll, bytes, limit, &fast_b))) {
-        *a = fast_a;
-        if (base)
-            *b = fast_b;
-        *have_b = base != NULL;
-        return 1;
+    int fast = limit > 0 && merged_where(rows, "collie", coll, bytes, limit, a);
+    for (int k = 0; k < o->nbaselines; k++) {
+        have[k] = merged_where(rows, o->baselines[k], coll, bytes, 0, &b[k]);
+        fast = fast && (!have[k] || merged_where(rows, o->baselines[k], coll, bytes, limit, &b[k]));
     }
-    *have_b = base && merged_where(rows, "mpi", coll, bytes, 0, b);
+    if (fast)
+        return 1;
+    for (int k = 0; k < o->nbaselines; k++)
+        have[k] = merged_where(rows, o->baselines[k], coll, bytes, 0, &b[k]);
     return merged_where(rows, "collie", coll, bytes, 0, a);
 }
 
@@ -147,11 +148,19 @@ static double handoff_range(const struct bench_rows *rows, int coll, double *wor
     return best;
 }
 
+/* A baseline's column header: NAME_what, cut to fit. */
+static void print_head(const char *name, const char *what, int width)
+{
+    char h[32];
+    snprintf(h, sizeof h, "%s_%s", name, what);
+    printf(" %*s", width, h);
+}
+
 void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows,
                        const struct bench_stream *stream)
 {
     size_t *sizes = malloc((rows->n + 1) * sizeof *sizes);
-    const char *base = o->baseline;
+    const int nb = o->nbaselines;
     for (int k = 0; k < o->ncolls; k++) {
         int c = o->colls[k];
         size_t ns = sizes_of(rows, c, sizes);
@@ -161,7 +170,8 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
             (c == BENCH_OVERLAP ? bench_print_overlap : bench_print_fusion)(o, rows, sizes, ns);
             continue;
         }
-        struct bench_row a, b;
+        struct bench_row a, b[BENCH_MAX_BASELINES];
+        int have[BENCH_MAX_BASELINES];
         bench_merged(rows, "collie", c, sizes[0], &a);
         char per_size[64] = "";
         if (o->min_time > 0)
@@ -173,6 +183,8 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                bench_op_name(o->op), o->inplace ? "in place" : "out of place", o->iters, per_size,
                o->warmup, o->rounds > 1 ? ", median of the rounds" : "");
         printf("# time: mean per operation of the slowest rank; busbw from it, as nccl-tests\n");
+        if (nb)
+            printf("# ratio: the baseline's time over collie's (above 1: collie is faster)\n");
         if (c == BENCH_NEIGHBOR || c == BENCH_NEIGHBOR_ALLGATHER)
             print_neighbor_bytes(o, a.ranks);
         if (c == BENCH_HIER_NEIGHBOR)
@@ -189,18 +201,27 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
             printf("# rounds: each median is over the rounds measured in the machine's fast state "
                    "(cpu2cpu within %.0fx of the best) when %s one, else over all; `rounds`: "
                    "those used of all%s\n",
-                   SPREAD_WARN, base ? "both libraries have" : "there is",
-                   base ? " (MPI's after the comma)" : "");
+                   SPREAD_WARN, nb ? "every library has" : "there is",
+                   nb ? " (the baselines' after the commas)" : "");
         printf("#\n");
         printf("# %12s %12s %9s %6s %11s %11s", "size(B)", "count", "type", "redop", "time(us)",
                "median(us)");
         if (spread)
             printf(" %10s %10s", "min(us)", "max(us)");
         printf(" %12s", "busbw(GB/s)");
-        if (base)
-            printf(" %11s %11s %12s %6s", "mpi_time", "mpi_median", "mpi_busbw", "ratio");
-        if (base && spread)
-            printf(" %10s %10s", "mpi_min", "mpi_max");
+        for (int i = 0; i < nb; i++) {
+            print_head(o->baselines[i], "time", 11);
+            print_head(o->baselines[i], "median", 11);
+            print_head(o->baselines[i], "busbw", 12);
+            if (nb == 1)
+                printf(" %6s", "ratio");
+            else
+                print_head(o->baselines[i], "ratio", 10);
+            if (spread) {
+                print_head(o->baselines[i], "min", 10);
+                print_head(o->baselines[i], "max", 10);
+            }
+        }
         if (stream)
             printf(" %7s", "floor%");
         if (best > 0)
@@ -208,26 +229,37 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
         if (by_state)
             printf(" %7s", "rounds");
         printf(" %7s  %s\n", "#wrong", "algo");
-        double sum_bus = 0, sum_base = 0;
+        double sum_bus = 0, sum_base[BENCH_MAX_BASELINES] = {0};
         int n_bus = 0, n_unsteady = 0, n_machine = 0, n_left_out = 0;
         for (size_t s = 0; s < ns; s++) {
-            int have_b;
-            if (!merged_size(rows, c, sizes[s], base, best, &a, &b, &have_b))
+            if (!merged_size(rows, o, c, sizes[s], best, &a, b, have))
                 continue;
             printf("%14zu %12zu %9s %6s %11.2f %11.2f", a.bytes, a.count, bench_dtype_name(a.dtype),
                    bench_op_name(a.op), a.mean_us, a.median_us);
             if (spread)
                 printf(" %10.2f %10.2f", a.min_us, a.max_us);
             printf(" %12.3f", busbw(&a, a.mean_us));
-            if (base && have_b)
-                printf(" %11.2f %11.2f %12.3f %6.2f", b.mean_us, b.median_us, busbw(&b, b.mean_us),
-                       b.mean_us / a.mean_us);
-            else if (base)
-                printf(" %11s %11s %12s %6s", "-", "-", "-", "-");
-            if (base && spread && have_b)
-                printf(" %10.2f %10.2f", b.min_us, b.max_us);
-            else if (base && spread)
-                printf(" %10s %10s", "-", "-");
+            double handoff = a.handoff_ns;
+            int unsteady = a.rounds > 1 && a.max_us > SPREAD_WARN * a.min_us;
+            int left_out = a.rounds < a.rounds_total;
+            for (int i = 0; i < nb; i++) {
+                int rw = nb == 1 ? 6 : 10;
+                if (have[i])
+                    printf(" %11.2f %11.2f %12.3f %*.2f", b[i].mean_us, b[i].median_us,
+                           busbw(&b[i], b[i].mean_us), rw, b[i].mean_us / a.mean_us);
+                else
+                    printf(" %11s %11s %12s %*s", "-", "-", "-", rw, "-");
+                if (spread && have[i])
+                    printf(" %10.2f %10.2f", b[i].min_us, b[i].max_us);
+                else if (spread)
+                    printf(" %10s %10s", "-", "-");
+                if (!have[i])
+                    continue;
+                handoff = b[i].handoff_ns > handoff ? b[i].handoff_ns : handoff;
+                unsteady |= b[i].rounds > 1 && b[i].max_us > SPREAD_WARN * b[i].min_us;
+                left_out |= b[i].rounds < b[i].rounds_total;
+                sum_base[i] += busbw(&b[i], b[i].mean_us);
+            }
             if (stream) {
                 double floor_us = bench_floor_us(stream, &a);
                 if (floor_us > 0)
@@ -235,30 +267,29 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
                 else
                     printf(" %7s", "");
             }
-            double handoff = have_b && b.handoff_ns > a.handoff_ns ? b.handoff_ns : a.handoff_ns;
             int machine = best > 0 && handoff > SPREAD_WARN * best;
             if (best > 0 && handoff > 0) /* the mark in the column: a row's end is its algorithm */
                 printf(" %10.0f%c", handoff, machine ? '*' : ' ');
             else if (best > 0)
                 printf(" %10s ", "-");
+            char cell[64];
             if (by_state) {
-                char used[32];
-                int w = snprintf(used, sizeof used, "%d/%d", a.rounds, a.rounds_total);
-                if (have_b)
-                    snprintf(used + w, sizeof used - (size_t)w, ",%d", b.rounds);
-                printf(" %7s", used);
+                int w = snprintf(cell, sizeof cell, "%d/%d", a.rounds, a.rounds_total);
+                for (int i = 0; i < nb && w < (int)sizeof cell; i++)
+                    w += have[i] ? snprintf(cell + w, sizeof cell - (size_t)w, ",%d", b[i].rounds)
+                                 : snprintf(cell + w, sizeof cell - (size_t)w, ",-");
+                printf(" %7s", cell);
             }
-            printf(" %7lld", a.wrong);
-            if (have_b)
-                printf("/%lld", b.wrong);
-            int unsteady = (a.rounds > 1 && a.max_us > SPREAD_WARN * a.min_us) ||
-                           (have_b && b.rounds > 1 && b.max_us > SPREAD_WARN * b.min_us);
+            int w = snprintf(cell, sizeof cell, "%lld", a.wrong);
+            for (int i = 0; i < nb && w < (int)sizeof cell; i++)
+                w += have[i] ? snprintf(cell + w, sizeof cell - (size_t)w, "/%lld", b[i].wrong)
+                             : snprintf(cell + w, sizeof cell - (size_t)w, "/-");
+            printf(" %7s", cell);
             printf("  %s%s\n", a.algo, unsteady ? "  <- rounds differ > 2x" : "");
             n_unsteady += unsteady;
             n_machine += machine;
-            n_left_out += a.rounds < a.rounds_total || (have_b && b.rounds < b.rounds_total);
+            n_left_out += left_out;
             sum_bus += busbw(&a, a.mean_us);
-            sum_base += have_b ? busbw(&b, b.mean_us) : 0;
             n_bus++;
         }
         if (n_unsteady) {
@@ -290,8 +321,8 @@ void bench_print_table(const struct bench_opts *o, const struct bench_rows *rows
         }
         if (n_bus) {
             printf("# Avg bus bandwidth    : %g\n", sum_bus / n_bus);
-            if (base)
-                printf("# Avg bus bandwidth, mpi: %g\n", sum_base / n_bus);
+            for (int i = 0; i < nb; i++)
+                printf("# Avg bus bandwidth, %s: %g\n", o->baselines[i], sum_base[i] / n_bus);
         }
     }
     free(sizes);
@@ -389,26 +420,27 @@ int bench_plot(const char *png, const struct bench_opts *o, const struct bench_r
     FILE *d = p.d, *g = p.g;
     const char *dat = p.dat;
     size_t *sizes = malloc((rows->n + 1) * sizeof *sizes);
-    const char *backends[] = {"collie", "mpi"};
+    const char *backends[1 + BENCH_MAX_BASELINES] = {"collie"};
+    for (int i = 0; i < o->nbaselines; i++)
+        backends[1 + i] = o->baselines[i];
     int block = 0;
-    char titles[16][64];
+    char titles[32][64];
     for (int k = 0; k < o->ncolls; k++)
-        for (int bi = 0; bi < 2; bi++) {
+        for (int bi = 0; bi <= o->nbaselines; bi++) {
             size_t ns = sizes_of(rows, o->colls[k], sizes);
             double worst, best = o->rounds > 1 ? handoff_range(rows, o->colls[k], &worst) : 0;
-            struct bench_row pair[2];
-            const struct bench_row *r = &pair[bi];
-            int any = 0, have_b;
+            struct bench_row a, b[BENCH_MAX_BASELINES];
+            int have[BENCH_MAX_BASELINES], any = 0;
+            const struct bench_row *r = bi ? &b[bi - 1] : &a;
             for (size_t s = 0; s < ns; s++)
-                if (merged_size(rows, o->colls[k], sizes[s], o->baseline, best, &pair[0], &pair[1],
-                                &have_b) &&
-                    (bi == 0 || have_b)) {
+                if (merged_size(rows, o, o->colls[k], sizes[s], best, &a, b, have) &&
+                    (bi == 0 || have[bi - 1])) {
                     if (!any)
                         fprintf(d, "# %s %s\n", backends[bi], bench_coll_name(o->colls[k]));
                     fprintf(d, "%zu %.6f %.3f\n", r->bytes, busbw(r, r->mean_us), r->mean_us);
                     any = 1;
                 }
-            if (any && block < 16) {
+            if (any && block < 32) {
                 snprintf(titles[block++], sizeof titles[0], "%s %s", backends[bi],
                          bench_coll_name(o->colls[k]));
                 fprintf(d, "\n\n");

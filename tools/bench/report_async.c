@@ -30,20 +30,21 @@ void bench_print_overlap(const struct bench_opts *o, const struct bench_rows *ro
            "calls)\n#\n");
     printf("# %12s %11s %11s %11s %11s %8s", "size(B)", "comm(us)", "comm_cpu", "comp(us)",
            "both(us)", "overlap");
-    if (o->baseline)
+    if (bench_has_baseline(o, "mpi"))
         printf(" %11s %11s %11s %11s %8s", "mpi_comm", "mpi_cpu", "mpi_comp", "mpi_both",
                "mpi_ovl");
     printf(" %7s  %s\n", "#wrong", "algo");
     for (size_t s = 0; s < ns; s++) {
         if (!bench_merged(rows, "collie", BENCH_OVERLAP, sizes[s], &a))
             continue;
-        int have_b = o->baseline && bench_merged(rows, "mpi", BENCH_OVERLAP, sizes[s], &b);
+        int have_b =
+            bench_has_baseline(o, "mpi") && bench_merged(rows, "mpi", BENCH_OVERLAP, sizes[s], &b);
         printf("%14zu %11.1f %11.1f %11.1f %11.1f %8.2f", a.bytes, a.comm_us, a.comm_cpu_us,
                a.comp_us, a.mean_us, overlap_of(&a));
         if (have_b)
             printf(" %11.1f %11.1f %11.1f %11.1f %8.2f", b.comm_us, b.comm_cpu_us, b.comp_us,
                    b.mean_us, overlap_of(&b));
-        else if (o->baseline)
+        else if (bench_has_baseline(o, "mpi"))
             printf(" %11s %11s %11s %11s %8s", "-", "-", "-", "-", "-");
         printf(" %7lld", a.wrong);
         if (have_b)
@@ -60,7 +61,8 @@ void bench_print_fusion(const struct bench_opts *o, const struct bench_rows *row
         if (!bench_merged(rows, "collie", BENCH_FUSION, sizes[s], &a))
             continue;
         int have_f = bench_merged(rows, "fused", BENCH_FUSION, sizes[s], &f);
-        int have_b = o->baseline && bench_merged(rows, "mpi", BENCH_FUSION, sizes[s], &b);
+        int have_b =
+            bench_has_baseline(o, "mpi") && bench_merged(rows, "mpi", BENCH_FUSION, sizes[s], &b);
         printf("#\n# collie bench fusion: %d ranks (%d per host), %zu allreduces of %s %s, %zu "
                "bytes in all, per step%s\n",
                a.ranks, a.local_size, a.count, bench_dtype_name(o->dtype), bench_op_name(o->op),

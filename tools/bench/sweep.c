@@ -74,6 +74,24 @@ double bench_decode(collie_dtype t, const void *p, size_t i)
     return 0;
 }
 
+void bench_divide(void *buf, size_t count, collie_dtype t, int n)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (t == COLLIE_INT64) { /* exact past 2^53 */
+            ((int64_t *)buf)[i] /= n;
+            continue;
+        }
+        double x = bench_decode(t, buf, i);
+        if (t == COLLIE_FLOAT64)
+            x /= n;
+        else if (t == COLLIE_FLOAT32 || t == COLLIE_FLOAT16 || t == COLLIE_BFLOAT16)
+            x = (float)x / (float)n;
+        else
+            x = (double)((long long)x / n); /* integers: C's division, toward zero */
+        bench_encode(t, buf, i, x);
+    }
+}
+
 static int reduces(int c)
 {
     return c == BENCH_ALLREDUCE || c == BENCH_REDUCE || c == BENCH_REDUCE_SCATTER;
@@ -423,6 +441,12 @@ int bench_sweep(struct bench_backend *b, const struct bench_opts *o, int round,
     int rc = 0;
     for (int k = 0; k < o->ncolls && rc == 0; k++) {
         int c = o->colls[k];
+        if (b->has_coll && !b->has_coll(b, (enum bench_coll)c)) {
+            if (b->rank == 0)
+                fprintf(stderr, "%s bench: %s has no %s; not measured\n", b->name, b->name,
+                        bench_coll_name(c));
+            continue;
+        }
         if (c == BENCH_OVERLAP)
             rc = bench_overlap(b, o, round, rows);
         else if (c == BENCH_FUSION)

@@ -191,6 +191,27 @@ if [ -x "$(dirname "$collie")/collie-bench-gloo" ]; then
 else
     echo "skipped: the Gloo baseline (collie-bench-gloo not built: apt-get install libgloo-dev g++)"
 fi
+# torch.distributed on Gloo, as a PyTorch user calls it: every collective it
+# has, checked; a corrupted result counted; beside Gloo itself in one table
+if /usr/bin/python3 -c "import torch.distributed" 2>/dev/null; then
+    for args in "--dtype float16 --op max --inplace" "--dtype int64 --op avg --root 2"; do
+        # shellcheck disable=SC2086
+        expect_status 0 "$collie" bench all pingpong -n 3 -b 24 -e 96K -f 16 "${quick[@]}" --baseline torch $args
+        expect_output "torch_busbw +ratio"
+        expect_output "torch bench: torch.distributed on Gloo has no reduce_scatter; not measured"
+        wrong=$(printf '%s\n' "$out" | grep -E '^ +[0-9]+ ' | awk '{print $(NF-1)}' | sort -u | tr '\n' ' ')
+        [ "$wrong" = "0/- 0/0 " ] || fail "torch $args: #wrong column is '$wrong': $out"
+    done
+    expect_status 0 "$collie" bench -n 2 -b 1K -e 1K "${quick[@]}" --baseline gloo,torch --corrupt
+    expect_output "gloo_ratio +torch_time"
+    expect_output "^ +1024 +256 +float32 +sum .* +1/1/1  (oneshot|twoshot)$"
+    expect_status 2 "$collie" bench -n 2 --baseline torch --noise 1
+    expect_output "the torch baseline has no noise threads"
+    expect_status 1 env COLLIE_PYTHON=/bin/false "$collie" bench -n 2 --baseline torch
+    expect_output "--baseline torch needs PyTorch"
+else
+    echo "skipped: the torch baseline (apt-get install python3-torch)"
+fi
 # --baseline names libraries, each once; a missing baseline program says what to install
 expect_status 2 "$collie" bench -n 2 --baseline nccl
 expect_output "name mpi, gloo or torch, each once"

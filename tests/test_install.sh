@@ -8,7 +8,7 @@ build=$1 src=$2 cflags=${3:-} # cflags: what a sanitized build needs outside pro
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null || fail "cmake --install failed"
-for f in include/collie.h bin/collie; do [ -e "$prefix/$f" ] || fail "$f not installed"; done
+for f in include/collie.h bin/collie share/collie/backend_torch.py; do [ -e "$prefix/$f" ] || fail "$f not installed"; done
 pc=$(find "$prefix" -name collie.pc | head -1)
 [ -n "$pc" ] || fail "collie.pc not installed"
 export PKG_CONFIG_PATH=$(dirname "$pc")

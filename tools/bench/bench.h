@@ -42,7 +42,7 @@ struct bench_opts;
  * What --baseline may name, each measured beside collie by its own program
  * with the same sweep: "mpi" (collie-bench-mpi, under mpirun), "gloo"
  * (collie-bench-gloo, Gloo's collectives over TCP, under collie run) and
- * "torch" (python -m collie.bench_torch: torch.distributed on Gloo).
+ * "torch" (backend_torch.py: torch.distributed on Gloo, under collie run).
  */
 #define BENCH_MAX_BASELINES 3
 

@@ -193,37 +193,40 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 /*
- * The torch baseline's interpreter: COLLIE_PYTHON, else Debian's
- * /usr/bin/python3 (where python3-torch lives; another python3 may come
- * first in PATH), else python3 -- checked to import torch.distributed and
- * collie.bench_torch, with this source tree's python/ after the user's
- * PYTHONPATH.  0, or -1 having said what is missing.
+ * The torch baseline: its script, backend_torch.py (installed in the
+ * collie command's share/collie/, else in this source tree's tools/bench/),
+ * and the interpreter: COLLIE_PYTHON,
+ * else Debian's /usr/bin/python3 (where python3-torch lives; another python3
+ * may come first in PATH), else python3 -- checked to import
+ * torch.distributed.  0, or -1 having said what is missing.
  */
-static int bench_torch_python(char *python, size_t len)
+static int find_torch(char *python, size_t plen, char *script, size_t slen)
 {
     const char *given = getenv("COLLIE_PYTHON");
-    snprintf(python, len, "%s",
+    snprintf(python, plen, "%s",
              given && *given                         ? given
              : access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
                                                      : "python3");
-    const char *old = getenv("PYTHONPATH");
-    char path[PATH_MAX * 2];
-    snprintf(path, sizeof path, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "",
-             COLLIE_PYTHON_DIR);
-    setenv("PYTHONPATH", path, 1);
-    char *check[] = {python, "-c", "import torch.distributed, collie.bench_torch", NULL};
+    if (tools_sibling_path("../share/collie/backend_torch.py", script, slen) ||
+        access(script, R_OK) != 0)
+        snprintf(script, slen, "%s", COLLIE_BENCH_TORCH);
+    if (access(script, R_OK) != 0) {
+        fprintf(stderr, "collie bench: the torch baseline's script is not installed: %s\n", script);
+        return -1;
+    }
+    char *check[] = {python, "-c", "import torch.distributed", NULL};
     if (tools_run_job(check) == 0)
         return 0;
     fprintf(stderr,
-            "collie bench: --baseline torch needs PyTorch and collie's Python package in %s "
-            "(apt-get install python3-torch; COLLIE_PYTHON names another interpreter)\n",
+            "collie bench: --baseline torch needs PyTorch in %s (apt-get install python3-torch; "
+            "COLLIE_PYTHON names another interpreter)\n",
             python);
     return -1;
 }
 
 /* The programs of the baselines, checked before anything runs. */
 struct programs {
-    char self[PATH_MAX], mpi[PATH_MAX], gloo[PATH_MAX], python[PATH_MAX];
+    char self[PATH_MAX], mpi[PATH_MAX], gloo[PATH_MAX], python[PATH_MAX], torch[PATH_MAX];
 };
 
 static int find_programs(const struct bench_opts *o, struct programs *p)
@@ -246,7 +249,8 @@ static int find_programs(const struct bench_opts *o, struct programs *p)
                 p->gloo);
         return -1;
     }
-    if (bench_has_baseline(o, "torch") && bench_torch_python(p->python, sizeof p->python))
+    if (bench_has_baseline(o, "torch") &&
+        find_torch(p->python, sizeof p->python, p->torch, sizeof p->torch))
         return -1;
     return 0;
 }
@@ -265,8 +269,7 @@ static int run_baseline(const char *name, const struct bench_opts *o, const stru
             add(&l, p->gloo);
         } else {
             add(&l, p->python);
-            add(&l, "-m");
-            add(&l, "collie.bench_torch");
+            add(&l, p->torch);
         }
     }
     for (int i = 0; args[i]; i++)

@@ -368,6 +368,10 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
                     bench_coll_name(o->colls[k]));
             return -1;
         }
+    if (o->noise && bench_has_baseline(o, "torch")) {
+        fprintf(stderr, "%s: --noise: the torch baseline has no noise threads; drop one\n", prog);
+        return -1;
+    }
     if (o->dtype == COLLIE_BFLOAT16 &&
         (bench_has_baseline(o, "gloo") || bench_has_baseline(o, "torch"))) {
         fprintf(stderr, "%s: Gloo has no bfloat16: use --baseline mpi, or another --dtype\n", prog);

@@ -1,11 +1,11 @@
 /*
  * bench.h - `collie bench`: the measuring core shared by the collie command
- * and the MPI baseline program (collie-bench-mpi).
+ * and the baseline programs (collie-bench-mpi, collie-bench-gloo).
  *
  * A *backend* runs one collective of the library under test; the *sweep*
  * times every size with it and checks the results; the *report* prints the
- * nccl-tests table and writes CSV, JSON and plots.  The driver (bench.c)
- * launches the jobs and merges their rows, so that both libraries are
+ * nccl-tests table and writes CSV, JSON and plots.  The driver (driver.c)
+ * launches the jobs and merges their rows, so that every library is
  * measured with the identical loop.
  */
 #ifndef COLLIE_BENCH_H

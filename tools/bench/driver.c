@@ -1,14 +1,15 @@
 /*
  * driver.c - `collie bench`.  Inside a job (collie run, torchrun, mpirun,
  * srun) it is one rank of the measurement.  Outside one, with -n N, it is the
- * driver: it launches the measuring jobs itself (collie's, and MPI's with
- * --baseline mpi, alternating A B A B for --rounds), merges their rows and
- * reports.  Each job measures with the same loop (sweep.c).
+ * driver: it launches the measuring jobs itself (collie's, then each
+ * baseline's: MPI's under mpirun, Gloo's and torch.distributed's under
+ * collie run; alternating A B A B for --rounds), merges their rows and
+ * reports.  Each job measures with the same loop (sweep.c, mirrored in
+ * backend_torch.py).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <ftw.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,10 +196,10 @@ static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH
 /*
  * The torch baseline: its script, backend_torch.py (installed in the
  * collie command's share/collie/, else in this source tree's tools/bench/),
- * and the interpreter: COLLIE_PYTHON,
- * else Debian's /usr/bin/python3 (where python3-torch lives; another python3
- * may come first in PATH), else python3 -- checked to import
- * torch.distributed.  0, or -1 having said what is missing.
+ * and the interpreter: COLLIE_PYTHON, else Debian's /usr/bin/python3 (where
+ * python3-torch lives; another python3 may come first in PATH), else
+ * python3 -- checked to import torch.distributed.  0, or -1 having said
+ * what is missing.
  */
 static int find_torch(char *python, size_t plen, char *script, size_t slen)
 {

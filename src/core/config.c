@@ -143,7 +143,7 @@ static const char *const tool_variables[] = {
     "COLLIE_BIND",             /* collie run --bind: pin ranks that outnumber the CPUs */
     "COLLIE_LIBRARY",          /* python/collie: the libcollie.so to load */
     "COLLIE_PYTHON",           /* collie bench --baseline torch: the interpreter */
-    "COLLIE_BENCH_GLOO_STORE", /* collie bench --baseline gloo, torch: the rendezvous files */
+    "COLLIE_BENCH_GLOO_STORE", /* collie bench --baseline gloo: the rendezvous files */
 };
 
 static int is_tool_variable(const char *name, size_t len)

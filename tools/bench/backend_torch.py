@@ -135,6 +135,8 @@ class Job:
     def run(self, name, send, recv, count):
         """One operation; send is recv when in place (broadcast: always)."""
         o, n = self.o, self.size
+        if count == 0:
+            return  # nothing to move (as the Gloo backend)
         if name == "allreduce":
             if send is not recv:
                 recv.copy_(send)
@@ -149,8 +151,8 @@ class Job:
             if self.rank == o.root:
                 self.average(recv)
         elif name == "allgather":
-            mine = send if send is not recv else recv[self.rank * count:(self.rank + 1) * count]
-            dist.all_gather(list(recv.split(count)), mine)
+            mine = send if send is not recv else self.blocks[self.rank]
+            dist.all_gather(self.blocks, mine)
         elif name == "alltoall":
             dist.all_to_all_single(recv, send.clone() if send is recv else send)
         elif name == "pingpong":
@@ -175,7 +177,8 @@ class Job:
         return int(t.item())
 
     def buffers(self, name, nbytes):
-        """(send, recv, count) for a size, as sweep.c's shape() and in_place()."""
+        """(send, recv, count) for a size, as sweep.c's shape() and in_place(); an
+        allgather's output blocks, made once per size as a PyTorch program would."""
         n, es = self.size, self.es
         elems = nbytes // es
         count = elems // n if name in ("allgather", "alltoall") else elems
@@ -184,6 +187,7 @@ class Job:
         recv = torch.zeros(elems, dtype=self.dtype)
         if (self.o.inplace and name != "pingpong") or name == "broadcast":
             send = recv
+        self.blocks = list(recv.split(count)) if name == "allgather" and count else None
         return send, recv, count
 
     def fill(self, name, send, recv, count):

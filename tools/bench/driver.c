@@ -141,15 +141,21 @@ struct launch {
 
 static void add(struct launch *l, const char *arg) { l->argv[l->n++] = (char *)arg; }
 
+/* -n RANKS, for both launchers: when -n was given, or no hosts (one host, default 1). */
+static void add_ranks(struct launch *l, const struct bench_opts *o)
+{
+    snprintf(l->nranks, sizeof l->nranks, "%d", o->nranks);
+    if (o->nranks || (!o->hosts && !o->hostfile))
+        add(l, "-n"), add(l, l->nranks);
+}
+
 /* collie run with the job's placement: collie's own jobs, Gloo's and torch's. */
 static void collie_run(struct launch *l, const struct bench_opts *o, const char *self)
 {
     l->n = 0;
     add(l, self);
     add(l, "run");
-    snprintf(l->nranks, sizeof l->nranks, "%d", o->nranks);
-    if (o->nranks || (!o->hosts && !o->hostfile))
-        add(l, "-n"), add(l, l->nranks);
+    add_ranks(l, o);
     if (o->hosts)
         add(l, "-H"), add(l, o->hosts);
     if (o->hostfile)
@@ -164,9 +170,7 @@ static void mpirun(struct launch *l, const struct bench_opts *o)
     l->n = 0;
     add(l, "mpirun");
     add(l, "--oversubscribe");
-    snprintf(l->nranks, sizeof l->nranks, "%d", o->nranks);
-    if (o->nranks || (!o->hosts && !o->hostfile))
-        add(l, "-n"), add(l, l->nranks);
+    add_ranks(l, o);
     if (o->hosts || o->hostfile) /* one slot per node is not oversubscribed to Open MPI,
                                     but the hosts may share cores: do not busy-poll */
         add(l, "--mca"), add(l, "mpi_yield_when_idle"), add(l, "1");
@@ -293,7 +297,8 @@ static int driver_main(const struct bench_opts *o)
         return 1;
     close(fd);
     /* Gloo's rendezvous: a file store every rank sees, a prefix per round */
-    if (bench_has_baseline(o, "gloo") || bench_has_baseline(o, "torch")) {
+    int has_store = bench_has_baseline(o, "gloo");
+    if (has_store) {
         if (!mkdtemp(store)) {
             fprintf(stderr, "collie bench: cannot make %s: %s\n", store, strerror(errno));
             unlink(raw);
@@ -316,8 +321,11 @@ static int driver_main(const struct bench_opts *o)
     int rc = 0;
     for (int round = 0; round < o->rounds && rc == 0; round++) {
         char buf[4096], *args[96];
-        if (job_args(o, args, 96, buf, sizeof buf, raw, round) < 0)
-            return 1;
+        if (job_args(o, args, 96, buf, sizeof buf, raw, round) < 0) {
+            fprintf(stderr, "collie bench: the measuring job's command line is too long\n");
+            rc = -1;
+            break;
+        }
         struct launch l;
         collie_run(&l, o, prog.self);
         add(&l, prog.self);
@@ -333,7 +341,7 @@ static int driver_main(const struct bench_opts *o)
     if (rc == 0 && bench_rows_read_raw(&rows, raw) == 0)
         report(o, &rows, sp);
     unlink(raw);
-    if (strcmp(store + strlen(store) - 6, "XXXXXX")) /* made by mkdtemp */
+    if (has_store)
         remove_tree(store);
     free(rows.row);
     return rc ? 1 : 0;

@@ -30,16 +30,18 @@ static int train(char **argv)
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: collie COMMAND [ARGS...]\n"
-            "\n"
-            "commands:\n"
-            "  run     launch N ranks of a program on this host   (collie run -h)\n"
-            "  bench   measure the collectives, optionally beside MPI   (collie bench -h)\n"
-            "  train   data-parallel training of an MLP or logistic regression (collie train -h)\n"
-            "  info    show the version, what the library detects, and its configuration\n"
-            "  timeline FILE  merge the ranks' COLLIE_TIMELINE=FILE traces into FILE\n"
-            "  version print the version\n");
+    fprintf(
+        out,
+        "usage: collie COMMAND [ARGS...]\n"
+        "\n"
+        "commands:\n"
+        "  run     launch N ranks of a program on this host   (collie run -h)\n"
+        "  bench   measure the collectives, optionally beside MPI   (collie bench -h)\n"
+        "  train   data-parallel training of an MLP or logistic regression (collie train -h)\n"
+        "  sim     predict collectives and training on any machine, at any scale (collie sim -h)\n"
+        "  info    show the version, what the library detects, and its configuration\n"
+        "  timeline FILE  merge the ranks' COLLIE_TIMELINE=FILE traces into FILE\n"
+        "  version print the version\n");
 }
 
 int main(int argc, char **argv)
@@ -55,6 +57,8 @@ int main(int argc, char **argv)
         return collie_tool_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "train"))
         return train(argv + 1);
+    if (!strcmp(cmd, "sim"))
+        return collie_tool_sim(argc - 1, argv + 1);
     if (!strcmp(cmd, "info"))
         return collie_tool_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "timeline"))

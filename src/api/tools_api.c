@@ -1,7 +1,9 @@
 /* tools_api.c - tools_api.h: answers for `collie info` and `collie bench`. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../coll/algo.h"
+#include "../coll/cost.h"
 #include "../core/bootstrap.h"
 #include "../core/config.h"
 #include "../transport/transport.h"
@@ -27,15 +29,85 @@ void collie__tools_print_transports(const collie_comm *comm, FILE *out)
     }
 }
 
+static int coll_number(const char *coll)
+{
+    for (int c = 0; c < COLLIE_COLL_COUNT; c++)
+        if (!strcmp(coll, collie__coll_name((enum collie__coll)c)))
+            return c;
+    return -1;
+}
+
 const char *collie__tools_algo(const collie_comm *comm, const char *coll, size_t bytes)
 {
-    for (int c = 0; c < COLLIE_COLL_COUNT; c++) {
-        if (strcmp(coll, collie__coll_name((enum collie__coll)c)))
-            continue;
-        struct collie__op op = {.desc = {.coll = (uint8_t)c}, .count = bytes, .elem_size = 1};
-        return collie__algo_name((int)collie__select_peek(comm, &op)->id);
-    }
-    return NULL;
+    int c = coll_number(coll);
+    if (c < 0)
+        return NULL;
+    struct collie__op op = {.desc = {.coll = (uint8_t)c}, .count = bytes, .elem_size = 1};
+    return collie__algo_name((int)collie__select_peek(comm, &op)->id);
+}
+
+struct collie__machine *collie__tools_machine_new(char *err, size_t errlen)
+{
+    struct collie__machine *m = calloc(1, sizeof *m);
+    const char *error = m ? collie__select_rates(m) : NULL;
+    if (error)
+        snprintf(err, errlen, "COLLIE_MACHINE: %s", error);
+    return m;
+}
+
+void collie__tools_machine_free(struct collie__machine *m) { free(m); }
+
+void collie__tools_machine_place(struct collie__machine *m, const collie_comm *comm)
+{
+    struct collie__machine placed;
+    collie__select_machine(comm, &placed);
+    m->ranks = placed.ranks;
+    m->hosts = placed.hosts;
+    m->ranks_per_host = placed.ranks_per_host;
+    m->cores = placed.cores;
+    m->slot_bytes = placed.slot_bytes;
+}
+
+int collie__tools_machine_set(struct collie__machine *m, const char *key, const char *value,
+                              char *err, size_t errlen)
+{
+    return collie__machine_set(m, key, value, err, errlen);
+}
+
+int collie__tools_machine_read(struct collie__machine *m, const char *path, char *err,
+                               size_t errlen)
+{
+    return collie__machine_read(m, path, err, errlen);
+}
+
+int collie__tools_machine_check(struct collie__machine *m, char *err, size_t errlen)
+{
+    return collie__machine_check(m, err, errlen);
+}
+
+void collie__tools_machine_write(const struct collie__machine *m, FILE *out)
+{
+    collie__machine_write(m, out);
+}
+
+double collie__tools_machine_get(const struct collie__machine *m, const char *key)
+{
+    return collie__machine_get(m, key);
+}
+
+int collie__tools_predict(const struct collie__machine *m, const char *coll, const char *algo,
+                          size_t bytes, int degree, double *seconds, const char **chosen)
+{
+    int c = coll_number(coll);
+    if (c < 0)
+        return -1;
+    const struct collie__algo *a =
+        algo ? collie__select_named(c, algo) : collie__select_on(m, c, bytes);
+    if (!a)
+        return -1;
+    *seconds = collie__cost(m, (enum collie__coll)c, a->id, bytes, degree);
+    *chosen = collie__algo_name((int)a->id);
+    return 0;
 }
 
 void collie__tools_print_algos(FILE *out) { collie__algo_print(out); }

@@ -1,9 +1,9 @@
 /*
  * tools_api.h - the small internal API that the `collie` command (tools/)
- * uses beyond collie.h: what `collie info` shows and which algorithm
- * `collie bench` reports.  The only private header the tools may include
- * (scripts/check_layers.sh enforces it); none of it is ABI, and nothing here
- * exposes a struct.
+ * uses beyond collie.h: what `collie info` shows, which algorithm
+ * `collie bench` reports, and the cost model `collie sim` predicts with.
+ * The only private header the tools may include (scripts/check_layers.sh
+ * enforces it); none of it is ABI, and no struct's layout shows here.
  */
 #ifndef COLLIE_TOOLS_API_H
 #define COLLIE_TOOLS_API_H
@@ -32,6 +32,50 @@ void collie__tools_print_transports(const collie_comm *comm, FILE *out);
  * NULL for an unknown collective name.
  */
 const char *collie__tools_algo(const collie_comm *comm, const char *coll, size_t bytes);
+
+/*
+ * The cost model's machine (src/coll/cost.h), opaque: its placement and its
+ * rates, which a description file or "key = value" settings give.
+ */
+struct collie__machine;
+
+/*
+ * A machine with no ranks yet and the library's rates (the defaults, or
+ * COLLIE_MACHINE's file: an error reading it goes to err, and the defaults
+ * stay); NULL when out of memory.
+ */
+struct collie__machine *collie__tools_machine_new(char *err, size_t errlen);
+void collie__tools_machine_free(struct collie__machine *m);
+
+/* The placement of comm's job (ranks, hosts, ranks per host, cores, slot) into m. */
+void collie__tools_machine_place(struct collie__machine *m, const collie_comm *comm);
+
+/* One key of the description file ("link_bandwidth_gbs", "0.125"); 0, or -1 with err. */
+int collie__tools_machine_set(struct collie__machine *m, const char *key, const char *value,
+                              char *err, size_t errlen);
+
+/* Reads a description file over m; 0, or -1 with err naming the file and line. */
+int collie__tools_machine_read(struct collie__machine *m, const char *path, char *err,
+                               size_t errlen);
+
+/* Completes the placement (ranks per host from ranks and hosts); 0, or -1 with err. */
+int collie__tools_machine_check(struct collie__machine *m, char *err, size_t errlen);
+
+/* Writes m as a description file. */
+void collie__tools_machine_write(const struct collie__machine *m, FILE *out);
+
+/* The value of one key of m in the file's unit (GB/s, us), or NaN for an unknown key. */
+double collie__tools_machine_get(const struct collie__machine *m, const char *key);
+
+/*
+ * The predicted seconds of collective `coll` over `bytes` (count x element
+ * size, as the API call takes it; the neighbour operations send to `degree`
+ * peers) on m, by algorithm `algo`, or by the one the library would choose
+ * when algo is NULL; *chosen gets its name.  -1 for an unknown collective or
+ * an algorithm it does not have.
+ */
+int collie__tools_predict(const struct collie__machine *m, const char *coll, const char *algo,
+                          size_t bytes, int degree, double *seconds, const char **chosen);
 
 /* Prints every collective with its algorithms (`collie info`). */
 void collie__tools_print_algos(FILE *out);

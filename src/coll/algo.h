@@ -34,8 +34,7 @@ struct collie__algo {
     enum collie__coll coll;
     enum collie__algo_scope scope;
     collie__algo_fn run;
-    /* Predicted seconds for op on comm; the cheapest algorithm runs. */
-    double (*cost)(const collie_comm *comm, const struct collie__op *op);
+    unsigned flags; /* select.c's: FORCED_ONLY, run only when COLLIE_ALGO names it */
 };
 
 /* Copies into the user's output: streaming past the caches when op->stream_out says so. */
@@ -166,6 +165,29 @@ const struct collie__algo *collie__select(collie_comm *comm, const struct collie
 /* The same choice, without logging it: for the tools' API (src/api/tools.c). */
 const struct collie__algo *collie__select_peek(const collie_comm *comm,
                                                const struct collie__op *op);
+
+struct collie__machine;
+
+/*
+ * The process's rates for the cost model (the defaults, or COLLIE_MACHINE's
+ * description), placement zero; the error that reading COLLIE_MACHINE met
+ * (the rates are then the defaults), else NULL.
+ */
+const char *collie__select_rates(struct collie__machine *m);
+
+/* The cost model's machine for comm: its placement, the process's rates (COLLIE_MACHINE). */
+void collie__select_machine(const collie_comm *comm, struct collie__machine *m);
+
+/*
+ * The cost model's choice for collective coll over `bytes` (count x element
+ * size) on machine m, as collie__select_peek makes it for a communicator
+ * that forces nothing: `collie sim` asks this.
+ */
+const struct collie__algo *collie__select_on(const struct collie__machine *m, int coll,
+                                             size_t bytes);
+
+/* The algorithm `name` of collective coll, or NULL. */
+const struct collie__algo *collie__select_named(int coll, const char *name);
 
 /*
  * Whether op is latency-bound by the cost model: its predicted time is less

@@ -101,6 +101,7 @@ collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, si
     }
     /* Until the shm transport has every rank's affinity (shm.c), judge by this process's. */
     comm->hosts.oversubscribed = comm->hosts.max_local > comm->cpus;
+    comm->hosts.cores = comm->cpus;
     /* Rank order within each host: start[h] serves as host h's cursor, then moves back. */
     for (size_t r = 0; r < n; r++)
         ranks[start[host_of[r]]++] = (int)r;

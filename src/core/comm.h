@@ -57,6 +57,7 @@ struct collie_comm {
         int *start;    /* nhosts + 1 offsets into ranks */
         int max_local; /* most ranks on one host */
         int oversubscribed; /* a host has more ranks than CPUs they may use: alike on all ranks */
+        int cores;          /* the fewest CPUs any host's ranks may use: alike on all ranks */
     } hosts;
 
     struct collie__bootstrap *boot;

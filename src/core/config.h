@@ -38,6 +38,9 @@
       "one message's latency between hosts, for the cost model that "                              \
       "chooses algorithms across hosts")                                                           \
     X(NET_BANDWIDTH, SIZE, "1G", "bytes per second of one host's link, for that cost model")       \
+    X(MACHINE, STRING, "",                                                                         \
+      "machine description for the cost model (`collie bench --tune FILE` writes one): "           \
+      "its rates replace the defaults and COLLIE_NET_*; the same file on every host")              \
     X(TIMEOUT, SECONDS, "300",                                                                     \
       "seconds any wait may last (rendezvous, collective, send, recv) "                            \
       "before the call fails with COLLIE_ERR_TIMEOUT")                                             \

@@ -98,6 +98,7 @@ struct bench_opts {
     int dry_run;     /* list the sizes, measure nothing */
     int corrupt;     /* testing: rank 0 flips a byte of each checked result */
     const char *algo, *csv, *json, *plot, *raw;
+    const char *tune; /* --tune FILE: measure the cost model's rates, write the description */
     /* --baseline: the libraries measured beside collie, in the order named */
     const char *baselines[BENCH_MAX_BASELINES];
     int nbaselines;
@@ -177,6 +178,18 @@ const char *bench_coll_name(int c);
 size_t bench_dtype_size(collie_dtype t);
 const char *bench_dtype_name(collie_dtype t);
 const char *bench_op_name(collie_op op);
+/*
+ * `collie bench --tune FILE` on every rank of a job (tune.c): measures the
+ * cost model's rates; rank 0 writes the machine description.  0, or -1 with
+ * a message on stderr.
+ */
+int bench_tune(const char *path);
+
+/* "4096", "64K", "16M", "1G" (powers of 1024, an optional B) into *out; 0, or -1. */
+int bench_parse_bytes(const char *s, size_t *out);
+/* A collective's or a dtype's number by its name (any case); -1 when none has it. */
+int bench_coll_by_name(const char *name);
+int bench_dtype_by_name(const char *name);
 /* nccl-tests' bus bandwidth factor for c on n ranks. */
 double bench_busbw_factor(int c, int n);
 

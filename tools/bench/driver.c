@@ -47,6 +47,8 @@ static int rank_main(const struct bench_opts *o)
                 o->baselines[0]);
         return 2;
     }
+    if (o->tune)
+        return bench_tune(o->tune) ? 1 : 0;
     struct bench_backend b;
     if (bench_backend_collie(&b, o))
         return 1;
@@ -123,6 +125,10 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
         ADD("--no-check");
     if (o->corrupt)
         ADD("--corrupt");
+    if (o->tune) {
+        ADD("--tune");
+        ADD("%s", o->tune);
+    }
     ADD("--raw");
     ADD("%s", raw);
     ADD("--round");
@@ -338,7 +344,7 @@ static int driver_main(const struct bench_opts *o)
             rc = run_baseline(o->baselines[k], o, &prog, args);
     }
     struct bench_rows rows = {0};
-    if (rc == 0 && bench_rows_read_raw(&rows, raw) == 0)
+    if (rc == 0 && !o->tune && bench_rows_read_raw(&rows, raw) == 0)
         report(o, &rows, sp);
     unlink(raw);
     if (has_store)
@@ -354,6 +360,16 @@ int collie_tool_bench(int argc, char **argv)
         return 2;
     if (o.algo)
         setenv("COLLIE_ALGO", o.algo, 1);
+    char tune_path[PATH_MAX];
+    if (o.tune && o.tune[0] != '/' && !tools_in_a_job()) { /* rank 0 may start elsewhere (ssh) */
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd) ||
+            snprintf(tune_path, sizeof tune_path, "%s/%s", cwd, o.tune) >= (int)sizeof tune_path) {
+            fprintf(stderr, "collie bench: --tune %s: the path is too long\n", o.tune);
+            return 2;
+        }
+        o.tune = tune_path;
+    }
     collie_schedule *probe; /* a name is known at any size: try one, before launching */
     if (collie_schedule_from_name(o.topology, 1, &probe) != COLLIE_OK) {
         fprintf(stderr, "collie bench: --topology: %s\n", collie_last_error(NULL));

@@ -96,6 +96,9 @@ void bench_usage(FILE *out, const char *prog)
         "  --stream        measure memory bandwidth; show the large allreduces' share of\n"
         "                  the memory-traffic floor\n"
         "  --csv FILE, --json FILE, --plot FILE.png   write the rows, and draw them\n"
+        "  --tune FILE     measure the cost model's rates on this job's machine instead, and\n"
+        "                  write its description to FILE (COLLIE_MACHINE=FILE, collie sim\n"
+        "                  --machine FILE); across hosts, run from the first host\n"
         "  --dry-run       list the sizes each collective would be measured at\n"
         "  -H LIST, --hostfile FILE, --rsh CMD   across hosts, as collie run (-n: default\n"
         "                  every slot); the MPI baseline gets the same hosts (run the\n"
@@ -145,7 +148,7 @@ static int parse_baselines(const char *list, struct bench_opts *o, const char *p
     return 0;
 }
 
-static int parse_bytes(const char *s, size_t *out)
+int bench_parse_bytes(const char *s, size_t *out)
 {
     char *end;
     double v = strtod(s, &end);
@@ -182,6 +185,9 @@ static int lookup(const char *s, const char *const *names, int n)
             return i;
     return -1;
 }
+
+int bench_coll_by_name(const char *name) { return lookup(name, coll_names, BENCH_NCOLLS); }
+int bench_dtype_by_name(const char *name) { return lookup(name, dtype_names, 8); }
 
 int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
 {
@@ -258,10 +264,10 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
                 goto bad;
             o->nranks = (int)n;
         } else if (!strcmp(a, "-b") || !strcmp(a, "--minbytes")) {
-            if (parse_bytes(v, &o->min_bytes))
+            if (bench_parse_bytes(v, &o->min_bytes))
                 goto bad;
         } else if (!strcmp(a, "-e") || !strcmp(a, "--maxbytes")) {
-            if (parse_bytes(v, &o->max_bytes))
+            if (bench_parse_bytes(v, &o->max_bytes))
                 goto bad;
         } else if (!strcmp(a, "-f") || !strcmp(a, "--stepfactor")) {
             o->factor = strtod(v, &end);
@@ -329,6 +335,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             o->mpi_preload = v;
         } else if (!strcmp(a, "--csv")) {
             o->csv = v;
+        } else if (!strcmp(a, "--tune")) {
+            o->tune = v;
         } else if (!strcmp(a, "--json")) {
             o->json = v;
         } else if (!strcmp(a, "--plot")) {
@@ -354,6 +362,11 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
     }
     if (!o->ncolls)
         o->colls[o->ncolls++] = BENCH_ALLREDUCE;
+    if (o->tune && (o->nbaselines || o->rounds > 1)) {
+        fprintf(stderr, "%s: --tune measures collie alone, once: drop --baseline and --rounds\n",
+                prog);
+        return -1;
+    }
     for (int k = 0; k < o->ncolls && o->nbaselines; k++)
         if (o->colls[k] == BENCH_NEIGHBOR || o->colls[k] == BENCH_HIER_NEIGHBOR ||
             o->colls[k] == BENCH_NEIGHBOR_ALLGATHER) {

@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+"""sim_compare.py - `collie sim` against `collie bench`, row by row.
+
+    sim_compare.py LABEL MEASURED.csv PREDICTED.csv [FORCED.csv ...]
+
+MEASURED.csv is `collie bench --csv` of the library's own choices, PREDICTED.csv
+`collie sim --csv` for the same machine and sizes, each FORCED.csv a bench run
+with one algorithm forced (--algo).  Prints one line per row: the measured
+median per operation, the prediction, the error, and for the collectives that
+have a choice, whether the algorithm the model picks is the fastest measured.
+Appends machine-readable rows to $SIM_VALIDATION if set.
+"""
+import csv
+import os
+import sys
+
+
+def rows(path, key_cols):
+    out = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            out[tuple(r[c] for c in key_cols)] = r
+    return out
+
+
+def main():
+    label, measured, predicted, forced = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    bench = rows(measured, ("collective", "bytes"))
+    sim = rows(predicted, ("coll", "size"))
+    # the fastest measured algorithm per row, over the forced runs and the library's own
+    fastest = {}
+    for path in [measured] + forced:
+        for key, r in rows(path, ("collective", "bytes")).items():
+            t = float(r["median_us"])
+            if key not in fastest or t < fastest[key][0]:
+                fastest[key] = (t, r["algo"])
+    choices = {k for path in forced for k in rows(path, ("collective", "bytes"))}
+    out = open(os.environ["SIM_VALIDATION"], "a") if os.environ.get("SIM_VALIDATION") else None
+    print("# %s: measured = collie bench median per operation (us); predicted = collie sim" % label)
+    print("# %-15s %10s %12s %12s %8s  %-13s %-13s %s" % (
+        "coll", "size(B)", "measured", "predicted", "error", "sim_algo", "fastest", "same"))
+    for (coll, size), b in sorted(bench.items(), key=lambda kv: (kv[0][0], int(kv[0][1]))):
+        p = sim.get((coll, size))
+        if p is None:
+            continue
+        m, t = float(b["median_us"]), float(p["time_us"])
+        err = (t - m) / m
+        same = "-"
+        if (coll, size) in choices:
+            same = "yes" if fastest[(coll, size)][1] == p["algo"] else "no"
+        print("  %-15s %10s %12.2f %12.2f %+7.0f%%  %-13s %-13s %s" % (
+            coll, size, m, t, 100 * err, p["algo"], fastest[(coll, size)][1], same))
+        if out:
+            out.write("%s,%s,%s,%.4f,%.4f,%.4f,%s,%s,%s\n" % (
+                label, coll, size, m, t, err, p["algo"], fastest[(coll, size)][1], same))
+
+
+if __name__ == "__main__":
+    main()

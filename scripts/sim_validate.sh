@@ -1,0 +1,96 @@
+#!/bin/bash
+# The simulator's validation (docs/SCALE.md): for each machine, `collie bench
+# --tune` measures its rates once, `collie bench` measures every collective
+# (the library's choice, and each algorithm forced where there is a choice),
+# `collie sim` predicts the same rows from the tuned description, and
+# scripts/sim_compare.py puts them side by side.
+#   bash scripts/sim_validate.sh OUT_DIR CONFIG...
+# CONFIG: local:N (N ranks on this host), or hosts:H:L[:RATE] (H emulated hosts
+# of L ranks, links shaped to RATE with tc tbf; needs root).  e.g.
+#   bash scripts/sim_validate.sh /tmp/v local:2 local:4 local:8 hosts:2:1:1gbit hosts:4:2
+# One host is tuned once, at its largest N, and predicts every N; each host
+# configuration is tuned on itself.  Writes OUT_DIR/validation.csv and a
+# per-configuration text file, and prints the summary.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+collie=${COLLIE:-$root/build/collie}
+out=$1
+shift
+mkdir -p "$out"
+export SIM_VALIDATION=$out/validation.csv
+echo "config,coll,size,measured_us,predicted_us,error,sim_algo,fastest,same" >"$SIM_VALIDATION"
+sizes=(-b 4 -e 64M -f 16)
+colls=all
+
+# compare LABEL DIR RANKS MACHINE BENCH...: the bench runs, then the prediction
+compare() {
+    local label=$1 dir=$2 n=$3 machine=$4
+    shift 4
+    "$@" $colls "${sizes[@]}" --csv "$dir/bench.csv" >"$dir/bench.txt" || return 1
+    local forced=()
+    for pair in "${algos[@]}"; do
+        "$@" "${pair%%:*}" "${sizes[@]}" --algo "$pair" --csv "$dir/$pair.csv" \
+            >"$dir/$pair.txt" || return 1
+        forced+=("$dir/$pair.csv")
+    done
+    "$collie" sim $colls "${sizes[@]}" --machine "$machine" --ranks "$n" ${hosts_args:-} \
+        --csv "$dir/sim.csv" >"$dir/sim.txt" || return 1
+    /usr/bin/python3 "$root/scripts/sim_compare.py" "$label" "$dir/bench.csv" "$dir/sim.csv" \
+        "${forced[@]}" | tee "$out/$label.txt"
+}
+
+local_max=0
+for c in "$@"; do
+    case $c in local:*) [ "${c#local:}" -gt "$local_max" ] && local_max=${c#local:} ;; esac
+done
+if [ "$local_max" -gt 0 ]; then
+    "$collie" bench -n "$local_max" --tune "$out/local.machine" >"$out/local.tune.txt" || exit 1
+    cat "$out/local.tune.txt"
+fi
+
+for c in "$@"; do
+    IFS=: read -r kind a b rate <<<"$c"
+    if [ "$kind" = local ]; then
+        dir=$out/local$a
+        mkdir -p "$dir"
+        algos=(allreduce:oneshot allreduce:twoshot reduce:oneshot reduce:twoshot)
+        hosts_args=
+        compare "local$a" "$dir" "$a" "$out/local.machine" \
+            "$collie" bench -n "$a" --iters 20 --warmup 3 --min-time 0.05
+    else
+        label=hosts${a}x$b${rate:+_$rate}
+        dir=$out/$label
+        mkdir -p "$dir"
+        (
+            . "$root/tests/netns.sh"
+            netns_up "$a" "$rate"
+            trap netns_down EXIT
+            netns_rsh "$dir/rsh"
+            list=
+            for h in $(seq 0 $((a - 1))); do list+="${list:+,}$(netns_addr "$h"):$b"; done
+            run() { netns_exec 0 "$collie" bench -H "$list" --rsh "$dir/rsh" "$@"; }
+            run --tune "$dir/machine" >"$dir/tune.txt" || exit 1
+            cat "$dir/tune.txt"
+            algos=(allreduce:ring allreduce:rd allreduce:rabenseifner allreduce:hierarchical
+                   reduce:ring reduce:rd)
+            hosts_args="--hosts $a"
+            compare "$label" "$dir" $((a * b)) "$dir/machine" run --iters 3 --warmup 1 --min-time 0
+        ) || exit 1
+    fi
+done
+
+/usr/bin/python3 - "$SIM_VALIDATION" <<'EOF' | tee "$out/summary.txt"
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print("# %-22s %5s %18s %18s %14s" % ("config", "rows", "|err| >= 64 KiB", "|err| < 64 KiB", "same choice"))
+for cfg in sorted({r["config"] for r in rows}) + ["all"]:
+    sel = [r for r in rows if cfg == "all" or r["config"] == cfg]
+    big = [abs(float(r["error"])) for r in sel if int(r["size"]) >= 65536]
+    small = [abs(float(r["error"])) for r in sel if int(r["size"]) < 65536]
+    ch = [r["same"] for r in sel if r["same"] != "-"]
+    def within(v, lim):
+        return "%d/%d <= %d%%, med %.0f%%" % (sum(x <= lim for x in v), len(v), 100 * lim,
+                                          100 * statistics.median(v)) if v else "-"
+    print("  %-22s %5d %18s %18s %14s" % (cfg, len(sel), within(big, 0.15), within(small, 0.30),
+          "%d/%d" % (ch.count("yes"), len(ch)) if ch else "-"))
+EOF

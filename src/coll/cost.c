@@ -1,0 +1,246 @@
+/*
+ * cost.c - cost.h: every algorithm's time on a machine.  Each function
+ * follows its algorithm's file step by step; `s` is the call's bytes as the
+ * API takes them (cost.h), n the ranks, L the ranks per host, H the hosts.
+ */
+#include <math.h>
+
+#include "cost.h"
+
+typedef const struct collie__machine machine;
+
+static double log2_steps(int n)
+{
+    int steps = 0;
+    while ((1 << steps) < n)
+        steps++;
+    return steps;
+}
+
+/* A group that is not a power of two folds in and out first (fold.c): two more steps. */
+static double fold_steps(int n) { return (n & (n - 1)) ? 2 : 0; }
+
+/* ---- within a host: the shared-memory window (ranks = L, hosts = 1) ---- */
+
+/* One sync of the host's ranks: a context switch per rank the cores cannot hold. */
+static double sync_cost(machine *m)
+{
+    int extra = m->ranks_per_host - m->cores;
+    return m->host_alpha + (extra > 0 ? extra : 0) * m->host_switch;
+}
+
+/*
+ * Seconds for every rank of the host to move `user` bytes at memory's rate
+ * (the user's buffers, read or written, and the slots a reduction reads: its
+ * arithmetic keeps to that pace) and `slot` bytes at cache's (the staging
+ * slots, copied in and out), the cores shared among the ranks.
+ */
+static double move(machine *m, double user, double slot)
+{
+    int L = m->ranks_per_host, busy = L < m->cores ? L : m->cores;
+    return (double)L / busy * (user / m->host_beta + slot / m->host_cache_beta);
+}
+
+/* Rounds of `bytes` through a slot. */
+static double rounds(machine *m, double bytes)
+{
+    double r = ceil(bytes / (double)m->slot_bytes);
+    return r > 1 ? r : 1;
+}
+
+/*
+ * The window algorithms, per rank (the busiest, for the rooted ones): the
+ * bytes each moves of its buffers and of the slots, s the call's bytes.
+ */
+
+/* Copy in (read s, write a slot), one sync, reduce n slots into the result. */
+static double oneshot(machine *m, double s)
+{
+    double n = m->ranks_per_host;
+    return rounds(m, s) * sync_cost(m) + move(m, (2 + n) * s, s);
+}
+
+/* Copy in, reduce a 1/n slice of n slots into a slot, copy all slices out: two syncs. */
+static double twoshot(machine *m, double s)
+{
+    double n = m->ranks_per_host;
+    return 2 * rounds(m, s) * sync_cost(m) + move(m, 3 * s, (2 + 1 / n) * s);
+}
+
+/*
+ * The root stages, one sync, the others copy out; with two slots the root
+ * runs one piece ahead, but not all the way: measured at 2 ranks, 64 MiB
+ * takes what 1.5 s of memory traffic takes (docs/SCALE.md).
+ */
+static double broadcast_staged(machine *m, double s)
+{
+    return rounds(m, s) * sync_cost(m) + move(m, 1.5 * s, s);
+}
+
+/* Stage the block, one sync, copy n blocks out. */
+static double allgather_staged(machine *m, double s)
+{
+    double n = m->ranks_per_host;
+    return rounds(m, s) * sync_cost(m) + move(m, (1 + n) * s, (1 + n) * s);
+}
+
+/* Stage n blocks, one sync, reduce one block from n slots. */
+static double reduce_scatter_staged(machine *m, double s)
+{
+    double n = m->ranks_per_host;
+    return rounds(m, n * s) * sync_cost(m) + move(m, (2 * n + 1) * s, n * s);
+}
+
+/* Stage n blocks, one sync, copy n blocks out. */
+static double alltoall_staged(machine *m, double s)
+{
+    double n = m->ranks_per_host;
+    return rounds(m, n * s) * sync_cost(m) + move(m, 2 * n * s, 2 * n * s);
+}
+
+/* ---- point to point: every step at the links' rates ---- */
+
+/*
+ * One step's latency, and the bytes per second through one host's link each
+ * way.  On one host (an algorithm forced there) the "link" is a pair's
+ * shared-memory ring: a handoff like a sync, each byte copied in and out.
+ */
+static double step_alpha(machine *m) { return m->hosts > 1 ? m->link_alpha : sync_cost(m); }
+static double link_rate(machine *m)
+{
+    return m->hosts > 1 ? m->links * m->link_beta : 1 / move(m, 2.0, 2.0);
+}
+
+/* Flows that share one link at once: a host's ranks (one pair's ring on one host). */
+static double flows(machine *m) { return m->hosts > 1 ? m->ranks_per_host : 1; }
+
+/* Flat ring: 2 (n-1) steps; one flow per host boundary carries 2 (n-1)/n of the data. */
+static double allreduce_ring(machine *m, double s)
+{
+    double n = m->ranks;
+    return 2 * (n - 1) * step_alpha(m) + 2 * (n - 1) / n * s / link_rate(m);
+}
+
+/*
+ * Recursive doubling: log2(n) exchanges of everything; the log2(H) at
+ * distances >= L cross the link, L flows at once (and the folds).
+ */
+static double allreduce_rd(machine *m, double s)
+{
+    double steps = log2_steps(m->ranks) + fold_steps(m->ranks);
+    double link = flows(m) * (log2_steps(m->hosts) + fold_steps(m->ranks));
+    return steps * step_alpha(m) + (m->hosts > 1 ? link : steps) * s / link_rate(m);
+}
+
+/*
+ * Rabenseifner: 2 log2(n) steps; the halving and doubling at distances >= L
+ * cross the link.  Its first exchanges move half the data at once, which a
+ * link's queue absorbs worse than the ring's n-th parts: measured on 4 hosts
+ * with 1 Gbit/s links at 16 MiB, 0.103 GB/s against the ring's 0.113.  The
+ * 10% below makes it the middle sizes' algorithm, the ring the large ones'.
+ */
+#define RAB_LINK_PENALTY 1.1
+static double allreduce_rab(machine *m, double s)
+{
+    double h = m->hosts;
+    double steps = 2 * log2_steps(m->ranks) + fold_steps(m->ranks);
+    if (m->hosts == 1)
+        h = m->ranks;
+    double link = flows(m) * (2 * (h - 1) / h + fold_steps(m->ranks));
+    return steps * step_alpha(m) + RAB_LINK_PENALTY * link * s / link_rate(m);
+}
+
+/*
+ * Hierarchical (hierarchical.c), per slot-sized chunk: copy in, sync, each
+ * local rank reduces its 1/L slice and allreduces it with its peers on the
+ * other hosts (recursive doubling below 64 KiB a slice, else the ring), sync,
+ * copy out.  The steps run one after another; the L slices share the link.
+ */
+#define HIER_RD_MAX_BYTES (64u << 10) /* hierarchical.c's RD_MAX_BYTES */
+static double allreduce_hierarchical(machine *m, double s)
+{
+    double h = m->hosts, r = rounds(m, s), chunk = s / r, slice = chunk / m->ranks_per_host;
+    double steps = 2 * (h - 1), link = 2 * (h - 1) / h;
+    if (slice < HIER_RD_MAX_BYTES) {
+        steps = log2_steps(m->hosts) + fold_steps(m->hosts);
+        link = steps;
+    }
+    return r * (2 * sync_cost(m) + steps * step_alpha(m)) + link * s / link_rate(m) +
+           move(m, 3 * s, (2 + 1.0 / m->ranks_per_host) * s);
+}
+
+/* The ring's reduce-scatter, then every block to the root: its link takes (n-L)/n of the data. */
+static double reduce_ring(machine *m, double s)
+{
+    double n = m->ranks;
+    return n * step_alpha(m) + ((n - 1) + (n - flows(m))) / n * s / link_rate(m);
+}
+
+/* A binomial tree of whole messages: log2(n) steps, log2(H) of them through a link. */
+static double tree(machine *m, double s)
+{
+    int crossing = m->hosts > 1 ? m->hosts : m->ranks;
+    return log2_steps(m->ranks) * step_alpha(m) + log2_steps(crossing) * s / link_rate(m);
+}
+
+/* Allgather and reduce_scatter rings: n-1 steps; a host boundary carries n-1 blocks. */
+static double block_ring(machine *m, double s)
+{
+    double n = m->ranks;
+    return (n - 1) * step_alpha(m) + (n - 1) * s / link_rate(m);
+}
+
+/* Pairwise exchange: n-1 steps; each of a host's L ranks sends n-L blocks through its link. */
+static double alltoall_pairwise(machine *m, double s)
+{
+    double n = m->ranks, L = flows(m);
+    return (n - 1) * step_alpha(m) + L * (n - L) * s / link_rate(m);
+}
+
+/* Neighbour averaging: `degree` sends and receives of s at once, all of a host's through its link. */
+static double neighbor(machine *m, double s, int degree)
+{
+    if (m->hosts == 1)
+        return sync_cost(m) + move(m, (1.0 + degree) * s, (1.0 + degree) * s);
+    return step_alpha(m) + flows(m) * degree * s / link_rate(m) + move(m, (1.0 + degree) * s, 0);
+}
+
+double collie__cost(const struct collie__machine *m, enum collie__coll coll,
+                    enum collie__algo_id algo, size_t bytes, int degree)
+{
+    double s = (double)bytes;
+#define PAIR(c, a) ((int)(c)*256 + (int)(a))
+#define C(name) COLLIE_COLL_##name
+#define A(name) COLLIE__ALGO_##name
+    switch (PAIR(coll, algo)) {
+    case PAIR(C(ALLREDUCE), A(ONESHOT)):
+    case PAIR(C(REDUCE), A(ONESHOT)): return oneshot(m, s);
+    case PAIR(C(ALLREDUCE), A(TWOSHOT)):
+    case PAIR(C(REDUCE), A(TWOSHOT)): return twoshot(m, s);
+    case PAIR(C(ALLREDUCE), A(RING)): return allreduce_ring(m, s);
+    case PAIR(C(ALLREDUCE), A(RD)):
+    case PAIR(C(REDUCE), A(RD)): return allreduce_rd(m, s);
+    case PAIR(C(ALLREDUCE), A(RABENSEIFNER)): return allreduce_rab(m, s);
+    case PAIR(C(ALLREDUCE), A(HIERARCHICAL)): return allreduce_hierarchical(m, s);
+    case PAIR(C(REDUCE), A(RING)): return reduce_ring(m, s);
+    case PAIR(C(REDUCE), A(TREE)):
+    case PAIR(C(BROADCAST), A(TREE)): return tree(m, s);
+    case PAIR(C(BROADCAST), A(STAGED)): return broadcast_staged(m, s);
+    case PAIR(C(ALLGATHER), A(STAGED)): return allgather_staged(m, s);
+    case PAIR(C(REDUCE_SCATTER), A(STAGED)): return reduce_scatter_staged(m, s);
+    case PAIR(C(ALLTOALL), A(STAGED)): return alltoall_staged(m, s);
+    case PAIR(C(ALLGATHER), A(RING)):
+    case PAIR(C(REDUCE_SCATTER), A(RING)): return block_ring(m, s);
+    case PAIR(C(ALLTOALL), A(PAIRWISE)): return alltoall_pairwise(m, s);
+    case PAIR(C(BARRIER), A(SYNC)): return sync_cost(m);
+    case PAIR(C(BARRIER), A(DISSEMINATION)): return log2_steps(m->ranks) * step_alpha(m);
+    case PAIR(C(NEIGHBOR_ALLREDUCE), A(NEIGHBOR)):
+    case PAIR(C(NEIGHBOR_ALLGATHER), A(NEIGHBOR)): return neighbor(m, s, degree);
+    case PAIR(C(HIER_NEIGHBOR_ALLREDUCE), A(HIERARCHICAL)):
+        return twoshot(m, s) + neighbor(m, s / m->ranks_per_host, degree);
+    default: return HUGE_VAL;
+    }
+#undef A
+#undef C
+#undef PAIR
+}

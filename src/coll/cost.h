@@ -1,0 +1,78 @@
+/*
+ * cost.h - the cost model: the time each algorithm takes on a machine.  One
+ * model, two users: select.c, which runs the cheapest algorithm on the job's
+ * own machine, and `collie sim` (tools/sim.c, through tools_api.h), which
+ * predicts any machine from a description.  What the simulator predicts is
+ * what the library would choose.
+ *
+ * The model is Hockney's, per link class, as NCCL's tuner:
+ *     time = steps * alpha + bytes through the busiest resource / beta.
+ * Within a host the resource is the cores: every byte of the user's
+ * buffers a rank reads or writes costs 1/host_beta (memory), every byte of
+ * the staging slots 1/host_cache_beta (they stay in cache), and ranks
+ * beyond the cores share them.  A sync of the host's ranks costs host_alpha
+ * while they fit on the cores, plus a context switch (host_switch) for every
+ * rank beyond them.  Between hosts the resource is a host's link (links x
+ * link_beta each way); a flat algorithm waits for its slowest edge, so all
+ * its steps are costed at link_alpha.
+ */
+#ifndef COLLIE_COST_H
+#define COLLIE_COST_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../core/op.h"
+
+/* A machine as the model sees it: placement, then rates (seconds, bytes per second). */
+struct collie__machine {
+    int ranks;              /* in the communicator */
+    int hosts;              /* hosts they span */
+    int ranks_per_host;     /* the most on one host (ranks are placed in blocks, as launchers do) */
+    int cores;              /* CPUs the ranks of a host may use: the fewest of any host */
+    size_t slot_bytes;      /* the shared-memory staging slot: the chunk of one round */
+    double host_alpha;      /* one sync of a host's ranks, when they fit on its cores */
+    double host_switch;     /* added to a sync per rank beyond the cores */
+    double host_beta;       /* bytes one core reads or writes per second, of memory */
+    double host_cache_beta; /* the same, of the staging slots (in cache) */
+    double link_alpha;      /* one message between hosts */
+    double link_beta;       /* bytes per second of one link, each way */
+    int links;              /* links per host used at once */
+};
+
+/* The defaults of the rates (this file's measured machine; COLLIE_NET_* for the links). */
+void collie__machine_default_rates(struct collie__machine *m);
+
+/*
+ * Reads a machine description ("key = value" lines, '#' comments; keys as
+ * collie__machine_write writes them) over m: only the keys present change.
+ * Returns 0, or -1 with a message naming the file, line and key in err.
+ */
+int collie__machine_read(struct collie__machine *m, const char *path, char *err, size_t errlen);
+
+/*
+ * Sets one key ("ranks", "link_bandwidth_gbs", ... as in the file) from its
+ * text; 0, or -1 with a message in err naming the key or the value.
+ */
+int collie__machine_set(struct collie__machine *m, const char *key, const char *value, char *err,
+                        size_t errlen);
+
+/* The value of one key in the file's unit (GB/s, us), or NaN for an unknown key. */
+double collie__machine_get(const struct collie__machine *m, const char *key);
+
+/* Writes m as a description collie__machine_read reads back. */
+void collie__machine_write(const struct collie__machine *m, FILE *out);
+
+/* Fills what the placement leaves open: hosts from ranks, cores at least 1. 0, or -1 with err. */
+int collie__machine_check(struct collie__machine *m, char *err, size_t errlen);
+
+/*
+ * The predicted seconds of algorithm `algo` for collective `coll` on m, for
+ * a call of `bytes` = count x element size as the API takes it (one block
+ * for allgather, reduce_scatter and alltoall; the neighbour operations send
+ * `bytes` to each of `degree` peers).  HUGE_VAL for a pair that does not exist.
+ */
+double collie__cost(const struct collie__machine *m, enum collie__coll coll,
+                    enum collie__algo_id algo, size_t bytes, int degree);
+
+#endif

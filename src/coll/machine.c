@@ -1,0 +1,220 @@
+/*
+ * machine.c - cost.h's machine description: its defaults, and the file that
+ * `collie bench --tune` writes and COLLIE_MACHINE and `collie sim --machine`
+ * read.  One table names every key, its unit and its meaning.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/config.h"
+#include "cost.h"
+
+/*
+ * Measured with `collie bench --tune` on the machine docs/PERFORMANCE.md
+ * describes (2 vCPUs, in its fast state; docs/SCALE.md); COLLIE_MACHINE or
+ * `collie sim` give others.
+ */
+#define HOST_ALPHA_S 0.28e-6
+#define HOST_SWITCH_S 1.8e-6
+#define HOST_BETA_BPS 14.5e9
+#define HOST_CACHE_BETA_BPS 60e9 /* fitted to 2 ranks' 64 MiB allgather and alltoall */
+
+enum kind { INT, SIZE, RATE, MICROS };
+
+static const struct key {
+    const char *name;
+    enum kind kind;
+    size_t offset;
+    const char *meaning;
+} keys[] = {
+#define K(field, name, kind, meaning)                                                              \
+    {                                                                                              \
+        name, kind, offsetof(struct collie__machine, field), meaning                               \
+    }
+    K(ranks, "ranks", INT, "ranks in the job"),
+    K(hosts, "hosts", INT, "hosts they span (0: ranks / ranks_per_host)"),
+    K(ranks_per_host, "ranks_per_host", INT, "the most ranks on one host (0: ranks / hosts)"),
+    K(cores, "cores", INT, "CPUs the ranks of one host may use"),
+    K(slot_bytes, "slot_bytes", SIZE, "shared-memory staging slot (COLLIE_SHM_SLOT)"),
+    K(host_alpha, "host_latency_us", MICROS, "one sync of a host's ranks that fit on its cores"),
+    K(host_switch, "host_switch_us", MICROS, "added to a sync per rank beyond the cores"),
+    K(host_beta, "host_bandwidth_gbs", RATE, "GB/s one core reads or writes of memory"),
+    K(host_cache_beta, "host_cache_gbs", RATE, "GB/s one core reads or writes of the slots"),
+    K(link_alpha, "link_latency_us", MICROS, "one message between hosts"),
+    K(link_beta, "link_bandwidth_gbs", RATE, "GB/s of one link, each way"),
+    K(links, "links", INT, "links per host used at once"),
+#undef K
+};
+#define N_KEYS (sizeof keys / sizeof keys[0])
+
+void collie__machine_default_rates(struct collie__machine *m)
+{
+    m->host_alpha = HOST_ALPHA_S;
+    m->host_switch = HOST_SWITCH_S;
+    m->host_beta = HOST_BETA_BPS;
+    m->host_cache_beta = HOST_CACHE_BETA_BPS;
+    m->link_alpha = (double)collie__config_int(COLLIE_CFG_NET_LATENCY_US) * 1e-6;
+    m->link_beta = (double)collie__config_int(COLLIE_CFG_NET_BANDWIDTH);
+    m->links = 1;
+}
+
+static const struct key *find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (strlen(keys[i].name) == len && !strncmp(keys[i].name, name, len))
+            return &keys[i];
+    return NULL;
+}
+
+static int set(struct collie__machine *m, const struct key *k, const char *value, char *err,
+               size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(value, &end);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    int whole = k->kind == INT || k->kind == SIZE;
+    int zero_ok = k->offset == offsetof(struct collie__machine, ranks_per_host) ||
+                  k->offset == offsetof(struct collie__machine, hosts);
+    if (end == value || *end || errno || !isfinite(v) || v < 0 || (v == 0 && !zero_ok) ||
+        v > 1e15 || (whole && (v != floor(v) || v > 1 << 30))) {
+        snprintf(err, errlen, "%s = '%s': expected a positive %s", k->name, value,
+                 whole ? "whole number" : "number");
+        return -1;
+    }
+    void *field = (char *)m + k->offset;
+    switch (k->kind) {
+    case INT: *(int *)field = (int)v; break;
+    case SIZE: *(size_t *)field = (size_t)v; break;
+    case RATE: *(double *)field = v * 1e9; break;
+    case MICROS: *(double *)field = v * 1e-6; break;
+    }
+    return 0;
+}
+
+int collie__machine_set(struct collie__machine *m, const char *key, const char *value, char *err,
+                        size_t errlen)
+{
+    const struct key *k = find(key, strlen(key));
+    if (!k) {
+        size_t used = (size_t)snprintf(err, errlen, "unknown key '%s'; known:", key);
+        for (size_t i = 0; i < N_KEYS && used < errlen; i++)
+            used += (size_t)snprintf(err + used, errlen - used, " %s", keys[i].name);
+        return -1;
+    }
+    return set(m, k, value, err, errlen);
+}
+
+/* One line: blank, "# comment", or "key = value  # comment". */
+static int read_line(struct collie__machine *m, char *line, char *err, size_t errlen)
+{
+    line[strcspn(line, "#\n")] = '\0';
+    char *key = line + strspn(line, " \t");
+    if (!*key)
+        return 0;
+    char *eq = strchr(key, '=');
+    if (!eq) {
+        snprintf(err, errlen, "'%s': expected key = value", key);
+        return -1;
+    }
+    char *key_end = eq;
+    while (key_end > key && (key_end[-1] == ' ' || key_end[-1] == '\t'))
+        key_end--;
+    *key_end = '\0';
+    char *value = eq + 1 + strspn(eq + 1, " \t");
+    size_t vlen = strlen(value);
+    while (vlen && (value[vlen - 1] == ' ' || value[vlen - 1] == '\t' || value[vlen - 1] == '\r'))
+        value[--vlen] = '\0';
+    return collie__machine_set(m, key, value, err, errlen);
+}
+
+int collie__machine_read(struct collie__machine *m, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "machine description %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[512], why[400];
+    int lineno = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(why, sizeof why, "a line longer than %zu bytes", sizeof line - 2);
+            rc = -1;
+        } else {
+            rc = read_line(m, line, why, sizeof why);
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        snprintf(why, sizeof why, "%s", strerror(errno));
+        rc = -1;
+    }
+    fclose(f);
+    if (rc)
+        snprintf(err, errlen, "machine description %s, line %d: %s", path, lineno, why);
+    return rc;
+}
+
+double collie__machine_get(const struct collie__machine *m, const char *key)
+{
+    const struct key *k = find(key, strlen(key));
+    if (!k)
+        return NAN;
+    const void *field = (const char *)m + k->offset;
+    switch (k->kind) {
+    case INT: return *(const int *)field;
+    case SIZE: return (double)*(const size_t *)field;
+    case RATE: return *(const double *)field / 1e9;
+    case MICROS: return *(const double *)field * 1e6;
+    }
+    return NAN;
+}
+
+void collie__machine_write(const struct collie__machine *m, FILE *out)
+{
+    fprintf(out,
+            "# collie machine description: `collie sim --machine FILE`, COLLIE_MACHINE=FILE\n");
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const void *field = (const char *)m + keys[i].offset;
+        char value[64];
+        switch (keys[i].kind) {
+        case INT: snprintf(value, sizeof value, "%d", *(const int *)field); break;
+        case SIZE: snprintf(value, sizeof value, "%zu", *(const size_t *)field); break;
+        case RATE: snprintf(value, sizeof value, "%.15g", *(const double *)field / 1e9); break;
+        case MICROS: snprintf(value, sizeof value, "%.15g", *(const double *)field * 1e6); break;
+        }
+        fprintf(out, "%-18s = %-22s # %s\n", keys[i].name, value, keys[i].meaning);
+    }
+}
+
+int collie__machine_check(struct collie__machine *m, char *err, size_t errlen)
+{
+    if (m->ranks < 1) {
+        snprintf(err, errlen, "ranks = %d: a machine needs at least one rank", m->ranks);
+        return -1;
+    }
+    if (m->hosts < 1) /* as many as ranks_per_host needs */
+        m->hosts =
+            m->ranks_per_host > 0 ? (m->ranks + m->ranks_per_host - 1) / m->ranks_per_host : 1;
+    if (m->hosts > m->ranks) {
+        snprintf(err, errlen, "hosts = %d: more hosts than ranks (%d)", m->hosts, m->ranks);
+        return -1;
+    }
+    int even = (m->ranks + m->hosts - 1) / m->hosts;
+    if (m->ranks_per_host * m->hosts < m->ranks)
+        m->ranks_per_host = even;
+    if (m->ranks_per_host > m->ranks)
+        m->ranks_per_host = m->ranks;
+    if (m->cores < 1)
+        m->cores = 1;
+    if (!m->slot_bytes)
+        m->slot_bytes = (size_t)collie__config_int(COLLIE_CFG_SHM_SLOT);
+    if (m->links < 1)
+        m->links = 1;
+    return 0;
+}

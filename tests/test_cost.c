@@ -1,0 +1,191 @@
+/*
+ * test_cost.c - the cost model (src/coll/cost.c) against hand-computed
+ * values, the choice against every candidate's cost, and the machine
+ * description's file: round trip and errors that name the line and key.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/cost.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* Round numbers: 1 us a sync, 2 us a switch, 1 GB/s memory, 2 GB/s cache, 10 us and 0.1 GB/s a link. */
+static struct collie__machine machine(int ranks, int hosts, int per_host, int cores)
+{
+    return (struct collie__machine){.ranks = ranks,
+                                    .hosts = hosts,
+                                    .ranks_per_host = per_host,
+                                    .cores = cores,
+                                    .slot_bytes = 256 << 10,
+                                    .host_alpha = 1e-6,
+                                    .host_switch = 2e-6,
+                                    .host_beta = 1e9,
+                                    .host_cache_beta = 2e9,
+                                    .link_alpha = 10e-6,
+                                    .link_beta = 1e8,
+                                    .links = 1};
+}
+
+static void expect_us(const struct collie__machine *m, enum collie__coll c, enum collie__algo_id a,
+                      size_t bytes, double want_us, const char *what)
+{
+    double got = collie__cost(m, c, a, bytes, 1) * 1e6;
+    CHECK(fabs(got - want_us) <= 1e-9 * fmax(1, want_us), "%s: %.9g us, want %.9g", what, got,
+          want_us);
+}
+
+static void hand_computed(void)
+{
+    struct collie__machine two = machine(2, 1, 2, 2), four = machine(4, 1, 4, 2);
+    /* sync 1 + (4 * 1000 B at 1 GB/s + 1000 B at 2 GB/s) */
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + 4 + 0.5, "oneshot");
+    /* 2 syncs + 3000 B at 1 GB/s + 2.5 * 1000 B at 2 GB/s */
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_TWOSHOT, 1000, 2 + 3 + 1.25, "twoshot");
+    /* 4 ranks on 2 cores: a sync is 1 + 2 x 2 us, and the bytes take twice as long */
+    expect_us(&four, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 5 + 2 * (6 + 0.5),
+              "oneshot oversubscribed");
+    /* rounds: 1 MiB through 256 KiB slots is 4 syncs */
+    expect_us(&two, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 1 << 20,
+              4 + (1.5 * 1048576 / 1e3 + 1048576 / 2e3), "broadcast");
+    expect_us(&two, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1, "barrier");
+
+    struct collie__machine hosts = machine(4, 2, 2, 2);
+    /* ring: 2 (n-1) steps of 10 us, 2 (n-1)/n of 1 MB at 0.1 GB/s */
+    expect_us(&hosts, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000000, 60 + 15000, "ring");
+    /* recursive doubling: 2 steps; one crosses, with both ranks of a host at once */
+    expect_us(&hosts, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RD, 1000000, 20 + 20000, "rd");
+    /* pairwise: 3 steps; each rank sends its 2 other-host blocks, 2 ranks a link */
+    expect_us(&hosts, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_PAIRWISE, 1000, 30 + 4 * 10, "alltoall");
+    struct collie__machine wide = machine(8, 8, 1, 1);
+    expect_us(&wide, COLLIE_COLL_BARRIER, COLLIE__ALGO_DISSEMINATION, 0, 30, "dissemination");
+    hosts.links = 2; /* two links: the bytes take half as long */
+    expect_us(&hosts, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000000, 60 + 7500, "2 links");
+
+    CHECK(isinf(collie__cost(&two, COLLIE_COLL_BROADCAST, COLLIE__ALGO_ONESHOT, 8, 1)),
+          "a pair that does not exist costs HUGE_VAL");
+}
+
+/* The choice is the cheapest candidate of the right scope, at every size. */
+static void choice(void)
+{
+    static const enum collie__algo_id host[] = {COLLIE__ALGO_ONESHOT, COLLIE__ALGO_TWOSHOT};
+    static const enum collie__algo_id net[] = {
+        COLLIE__ALGO_RING, COLLIE__ALGO_RD, COLLIE__ALGO_RABENSEIFNER, COLLIE__ALGO_HIERARCHICAL};
+    struct collie__machine ms[] = {machine(2, 1, 2, 2), machine(8, 1, 8, 2), machine(8, 2, 4, 4),
+                                   machine(64, 8, 8, 8)};
+    for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++) {
+        const struct collie__machine *m = &ms[k];
+        const enum collie__algo_id *cand = m->hosts > 1 ? net : host;
+        int ncand = m->hosts > 1 ? 4 : 2;
+        for (size_t bytes = 4; bytes <= (64u << 20); bytes *= 4) {
+            const struct collie__algo *a = collie__select_on(m, COLLIE_COLL_ALLREDUCE, bytes);
+            double mine = collie__cost(m, COLLIE_COLL_ALLREDUCE, a->id, bytes, 1);
+            for (int i = 0; i < ncand; i++)
+                CHECK(mine <= collie__cost(m, COLLIE_COLL_ALLREDUCE, cand[i], bytes, 1),
+                      "machine %zu, %zu bytes: %s is dearer than %s", k, bytes,
+                      collie__algo_name((int)a->id), collie__algo_name((int)cand[i]));
+        }
+    }
+    struct collie__machine two = machine(2, 1, 2, 2);
+    CHECK(collie__select_on(&two, COLLIE_COLL_REDUCE, 64)->id != COLLIE__ALGO_TREE,
+          "reduce:tree runs only when forced");
+}
+
+static char *text_of(const struct collie__machine *m)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    collie__machine_write(m, f);
+    fclose(f);
+    return text;
+}
+
+static int read_text(struct collie__machine *m, const char *text, char *err, size_t errlen)
+{
+    char path[] = "/tmp/collie-test-machine-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    int rc = collie__machine_read(m, path, err, errlen);
+    remove(path);
+    return rc;
+}
+
+static void description(void)
+{
+    struct collie__machine m = machine(64, 8, 8, 16), back = {0};
+    m.host_beta = 12.345678901234e9;
+    m.link_alpha = 3.3e-6;
+    char err[512], *text = text_of(&m);
+    CHECK(read_text(&back, text, err, sizeof err) == 0, "reading back: %s", err);
+    char *again = text_of(&back);
+    CHECK(!strcmp(text, again), "the file does not round-trip:\n%s\nvs\n%s", text, again);
+    for (int c = 0; c < COLLIE_COLL_COUNT; c++)
+        CHECK(collie__cost(&m, (enum collie__coll)c, COLLIE__ALGO_RING, 1 << 20, 1) ==
+                  collie__cost(&back, (enum collie__coll)c, COLLIE__ALGO_RING, 1 << 20, 1),
+              "collective %d predicts otherwise after the round trip", c);
+    free(text);
+    free(again);
+
+    /* Only the keys present change; comments and blanks are skipped. */
+    struct collie__machine part = machine(2, 1, 2, 2);
+    CHECK(read_text(&part, "# a comment\n\n  link_latency_us = 7.5  # one hop\n", err,
+                    sizeof err) == 0,
+          "a partial file: %s", err);
+    CHECK(fabs(part.link_alpha - 7.5e-6) < 1e-18 && part.ranks == 2 && part.host_alpha == 1e-6,
+          "a partial file changed the wrong keys");
+
+    static const struct {
+        const char *text, *want;
+    } bad[] = {{"ranks = 4\nbogus = 1\n", "line 2: unknown key 'bogus'"},
+               {"link_bandwidth_gbs = fast\n", "link_bandwidth_gbs = 'fast'"},
+               {"ranks = 2.5\n", "expected a positive whole number"},
+               {"cores = -1\n", "expected a positive whole number"},
+               {"hosts 4\n", "line 1: 'hosts 4': expected key = value"},
+               {"host_latency_us = 0\n", "expected a positive number"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        struct collie__machine x = machine(2, 1, 2, 2);
+        err[0] = '\0';
+        CHECK(read_text(&x, bad[k].text, err, sizeof err) == -1 && strstr(err, bad[k].want),
+              "'%s': error '%s', want '%s'", bad[k].text, err, bad[k].want);
+    }
+    CHECK(collie__machine_read(&m, "/nonexistent/machine", err, sizeof err) == -1 &&
+              strstr(err, "/nonexistent/machine"),
+          "a missing file: '%s'", err);
+
+    struct collie__machine p = {.ranks = 10, .hosts = 4};
+    CHECK(collie__machine_check(&p, err, sizeof err) == 0 && p.ranks_per_host == 3 &&
+              p.cores == 1 && p.links == 1 && p.slot_bytes > 0,
+          "check: %d per host, %d cores", p.ranks_per_host, p.cores);
+    struct collie__machine q = {.ranks = 2, .hosts = 3};
+    CHECK(collie__machine_check(&q, err, sizeof err) == -1 && strstr(err, "more hosts than ranks"),
+          "check: '%s'", err);
+}
+
+int main(void)
+{
+    hand_computed();
+    choice();
+    description();
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    else
+        printf("cost model: all checks passed\n");
+    return failures ? 1 : 0;
+}

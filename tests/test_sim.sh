@@ -1,0 +1,94 @@
+#!/bin/bash
+# collie sim and collie bench --tune, end to end: stored tables for one and
+# two hosts, 65,536 ranks in seconds, the same algorithm as the library logs
+# at INFO for the same job, the description file round trip through --tune,
+# COLLIE_MACHINE and --machine, training predictions, and bad input.
+#   test_sim.sh COLLIE DATA_DIR
+. "$(dirname "$0")/lib.sh"
+collie=$1 data=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+# Stored expectations: the rows of a 1-host and a 2-host table from round rates.
+table() { "$collie" sim "$@" --machine "$data/round.machine" | grep -v '^#'; }
+out=$(table allreduce,alltoall -n 8 -b 4 -e 64M -f 64) || fail "sim on one host: $out"
+diff <(printf '%s\n' "$out") "$data/expect_1host.txt" || fail "one host: the table changed"
+out=$(table all -n 8 --hosts 2 -b 4 -e 64M -f 64) || fail "sim on two hosts: $out"
+diff <(printf '%s\n' "$out") "$data/expect_2hosts.txt" || fail "two hosts: the table changed"
+
+# 65,536 ranks: an analytical model, seconds at most
+expect_status 0 timeout 5 "$collie" sim all -n 65536 --hosts 8192 --link 100gbit,3us --cores 8
+expect_output "^ +67108864 +[0-9]+ +float32 .* ring$"
+
+# The library's choice: what it logs at INFO for a job, the simulator names for the same machine.
+cores=$(nproc)
+check_choices() { # check_choices SIM_ARGS...: the INFO lines in $out against collie sim
+    local lines=$(printf '%s\n' "$out" | grep -Eo 'allreduce of [0-9]+ bytes on [0-9]+ ranks: [a-z]+ \(cost model\)' | sort -u)
+    [ -n "$lines" ] || fail "no INFO line names a choice:
+$out"
+    while read -r _ _ bytes _ _ _ _ algo _; do
+        local sim=$("$collie" sim allreduce "$@" -b "$bytes" -e "$bytes" | awk '!/^#/ { print $NF }')
+        [ "$sim" = "$algo" ] || fail "$bytes bytes ($*): the library ran $algo, collie sim says $sim"
+    done <<<"$lines"
+}
+expect_status 0 env COLLIE_DEBUG=INFO "$collie" bench -n 4 -b 4 -e 16M -f 4 --iters 1 --warmup 0 --min-time 0
+check_choices -n 4 --cores "$cores"
+expect_status 0 "$collie" run -n 4 --bind none sh -c "COLLIE_HOST=h\$((COLLIE_RANK / 2)) COLLIE_DEBUG=INFO exec \
+    $collie bench allreduce -b 4 -e 16M -f 16 --iters 1 --warmup 0 --min-time 0"
+check_choices -n 4 --hosts 2 --cores "$cores"
+
+# --tune writes a description that COLLIE_MACHINE and collie sim --machine read.
+expect_status 0 "$collie" bench -n 2 --tune "$dir/tuned.machine"
+expect_output "host_latency_us .* from allreduce of 4 bytes"
+expect_output "host_bandwidth_gbs .* from allreduce of 16777216 bytes"
+grep -Eq '^ranks += 2 ' "$dir/tuned.machine" || fail "the description lacks its placement"
+expect_status 0 "$collie" sim allreduce --machine "$dir/tuned.machine" -b 64M -e 64M
+expect_output "^# +ranks += 2 "
+expect_status 0 env COLLIE_MACHINE="$dir/tuned.machine" "$collie" bench -n 2 \
+    -b 4 -e 256K -f 16 --iters 1 --warmup 0 --min-time 0
+expect_output "^ +262144 +65536 +float32 +sum .* 0  (oneshot|twoshot)$"
+# ... and a broken one is an error naming the file and the line, on every rank
+printf 'ranks = 2\nlink_latency_us = soon\n' >"$dir/bad.machine"
+expect_status 1 env COLLIE_MACHINE="$dir/bad.machine" "$collie" bench -n 2 -b 4 -e 4 --iters 1
+expect_output "COLLIE_MACHINE: machine description $dir/bad.machine, line 2: link_latency_us = 'soon'"
+expect_status 2 "$collie" sim allreduce --machine "$dir/bad.machine"
+expect_output "line 2: link_latency_us = 'soon': expected a positive number"
+expect_status 2 "$collie" bench -n 2 --tune "$dir/x" --baseline mpi
+expect_output "--tune measures collie alone"
+
+# Options override the file, in any order; --ranks and --hosts spread the ranks evenly again.
+expect_status 0 "$collie" sim allreduce --link 1gbit,50us --machine "$data/round.machine" -n 16 --hosts 4 -b 1M -e 1M
+expect_output "^# +link_latency_us += 50 "
+expect_output "^# +link_bandwidth_gbs += 0.125 "
+expect_output "^# +ranks_per_host += 4 "
+
+# Training: one rank is the reference (efficiency 1), the table per --sync, the plot's data.
+expect_status 0 "$collie" sim train --model resnet50 --sample-ms 3 --batch 32 -n 64 \
+    --ranks-per-host 8 --cores 8 --host 100GB/s,5us --link 25gbit,10us \
+    --sync allreduce:ring,allreduce:hierarchical,neighbor --csv "$dir/train.csv" --plot "$dir/train.png"
+expect_output "^ +1 +1 +96.00 +0.00 +0.00 +333.3 +1.000 +- "
+expect_output "^# sync allreduce:hierarchical"
+expect_output "^ +64 +8 .* hierarchical$"
+[ "$(grep -c '^neighbor,' "$dir/train.csv")" = 7 ] || fail "train.csv: $(cat "$dir/train.csv")"
+[ -s "$dir/train.png.dat" ] || fail "no plot data"
+# overlap hides the gradients' time behind the backward pass; without it, all of it shows
+on=$("$collie" sim train --params 25.6M --sample-ms 3 -n 2 --link 1gbit,20us --hosts 2 --scale 2 | awk '!/^#/ { print $5 }')
+off=$("$collie" sim train --params 25.6M --sample-ms 3 -n 2 --link 1gbit,20us --hosts 2 --scale 2 --no-overlap | awk '!/^#/ { print $5 }')
+awk -v on="$on" -v off="$off" 'BEGIN { exit !(on < off) }' || fail "overlap exposes $on ms, none $off ms"
+
+# Bad input says what is wrong.
+expect_status 2 "$collie" sim allreduce
+expect_output "ranks = 0: a machine needs at least one rank"
+expect_status 2 "$collie" sim allreduze -n 2
+expect_output "'allreduze' is no collective"
+expect_status 2 "$collie" sim allreduce -n 2 --link fast
+expect_output "--link 'fast': expected RATE\\[,LATENCY\\]"
+expect_status 2 "$collie" sim allreduce -n 2 --set colour=blue
+expect_output "unknown key 'colour'; known: ranks hosts"
+expect_status 2 "$collie" sim allreduce -n 2 --algo warp
+expect_output "allreduce has no algorithm 'warp'"
+expect_status 2 "$collie" sim allreduce -n 2 --hosts 3
+expect_output "more hosts than ranks"
+expect_status 2 "$collie" sim train -n 4
+expect_output "give the model"
+echo "sim: all checks passed"

@@ -1,0 +1,178 @@
+/*
+ * tune.c - `collie bench --tune FILE`: measures the cost model's rates on
+ * this job's machine and writes its description (src/coll/cost.h), which
+ * COLLIE_MACHINE gives the library and `collie sim --machine` the simulator.
+ *
+ * Each rate comes from the call the model says it dominates, solved from
+ * the model's own formula for the algorithm that ran (so the description
+ * reproduces those calls exactly):
+ *   host_latency_us    a 4-byte allreduce of two ranks of host 0 (a sync and the
+ *                      call around it): host 0's first and last ranks, which
+ *                      `collie run --bind auto` puts on different CPUs;
+ *   host_switch_us     a 4-byte allreduce of all of host 0's ranks, when they
+ *                      outnumber its cores;
+ *   host_bandwidth_gbs a 16 MiB allreduce of the two (host_cache_gbs stays: solving
+ *                      both from two calls proved ill-conditioned on a noisy host);
+ *   link_latency_us    a 4-byte allreduce of one rank of host 0 and one of host 1;
+ *   link_bandwidth_gbs a 16 MiB allreduce of those two.
+ * The placement (ranks, hosts, ranks per host, cores) is the job's.  A rate
+ * the job cannot measure (one host: no link) keeps the library's value.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/tools_api.h"
+#include "bench.h"
+
+#define TUNE_BYTES (16u << 20)
+
+struct probe {
+    const char *coll; /* "allreduce" */
+    size_t bytes;
+    int iters;
+};
+
+/* The slowest member's median seconds per call of p on comm (NULL: not a member, 0). */
+static double measure(collie_comm *comm, const struct probe *p, float *buf, double *times)
+{
+    if (!comm)
+        return 0;
+    size_t count = p->bytes / sizeof(float);
+    for (int i = -2; i < p->iters; i++) { /* two warm-up calls */
+        double t0 = bench_now_s();
+        collie_status st = collie_allreduce(comm, buf, buf, count, COLLIE_FLOAT32, COLLIE_MAX);
+        if (st != COLLIE_OK) {
+            fprintf(stderr, "collie bench --tune: %s: %s\n", p->coll, collie_last_error(comm));
+            return -1;
+        }
+        if (i >= 0)
+            times[i] = bench_now_s() - t0;
+    }
+    double t = bench_median(times, p->iters);
+    return collie_allreduce(comm, &t, &t, 1, COLLIE_FLOAT64, COLLIE_MAX) ? -1 : t;
+}
+
+static int set_value(struct collie__machine *m, const char *key, double v)
+{
+    char text[64], err[512];
+    snprintf(text, sizeof text, "%.6g", v);
+    if (collie__tools_machine_set(m, key, text, err, sizeof err)) {
+        fprintf(stderr, "collie bench --tune: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * The value of `key` for which the model predicts `seconds` for p on m (a
+ * sub-communicator's placement): the prediction is a + b x, x the value (a
+ * latency) or its inverse (a rate), so two predictions give a and b.  The
+ * rates m had stay when the measurement cannot be explained (a non-positive
+ * solution); 0, -1 on an error.
+ */
+static int solve(struct collie__machine *m, const char *key, int rate, const struct probe *p,
+                 const char *algo, double seconds)
+{
+    double keep = collie__tools_machine_get(m, key), t1, t2;
+    const char *chosen;
+    if (set_value(m, key, 1) ||
+        collie__tools_predict(m, p->coll, algo, p->bytes, 1, &t1, &chosen) ||
+        set_value(m, key, 2) || collie__tools_predict(m, p->coll, algo, p->bytes, 1, &t2, &chosen))
+        return -1;
+    double b = rate ? 2 * (t1 - t2) : t2 - t1, a = t1 - b;
+    double v = rate ? b / (seconds - a) : (seconds - a) / b;
+    int ok = isfinite(v) && v > 0;
+    printf("# %-18s %12.6g  from %s of %zu bytes (%s): %.2f us%s\n", key, ok ? v : keep, p->coll,
+           p->bytes, chosen, seconds * 1e6,
+           ok ? "" : ", which the model cannot explain: the library's value stays");
+    return set_value(m, key, ok ? v : keep);
+}
+
+/* A sub-communicator of the ranks `in` picks; NULL elsewhere (and -1 on failure). */
+static int split(collie_comm *comm, int in, collie_comm **out)
+{
+    if (collie_comm_split(comm, in ? 0 : -1, 0, out) != COLLIE_OK) {
+        fprintf(stderr, "collie bench --tune: split: %s\n", collie_last_error(NULL));
+        return -1;
+    }
+    return 0;
+}
+
+/* On every rank of a job: measure, and rank 0 writes `path`.  0, or -1 with a message. */
+int bench_tune(const char *path)
+{
+    collie_comm *comm, *pair = NULL, *host = NULL, *cross = NULL;
+    collie_status st = collie_init(&comm);
+    if (st != COLLIE_OK) {
+        fprintf(stderr, "collie bench --tune: collie_init: %s\n", collie_last_error(NULL));
+        return -1;
+    }
+    int on_host0 = collie_host_index(comm) == 0, local = collie_local_rank(comm);
+    int hosts = collie_host_count(comm), host0_size = 0, cores = collie__tools_cpus(comm);
+    for (int r = 0; r < collie_size(comm); r++)
+        host0_size += collie_host_of(comm, r) == 0;
+    int host_cores = cores; /* the fewest of any host: alike on every rank */
+    if (collie_allreduce(comm, &host_cores, &host_cores, 1, COLLIE_INT32, COLLIE_MIN))
+        host_cores = 1;
+    char err[512] = "";
+    struct collie__machine *m = collie__tools_machine_new(err, sizeof err);
+    int iters = 2000, rc = 0;
+    double *times = malloc(sizeof(double) * (size_t)iters);
+    float *buf = calloc(TUNE_BYTES / sizeof(float), sizeof(float));
+    if (!m || !times || !buf ||
+        split(comm, on_host0 && (local == 0 || local == host0_size - 1) && host0_size > 1, &pair) ||
+        split(comm, on_host0 && host0_size > host_cores && host0_size > 2, &host) ||
+        split(comm, local == 0 && collie_host_index(comm) < 2 && hosts > 1, &cross))
+        rc = -1;
+    if (rc == 0 && collie_rank(comm) == 0) {
+        if (err[0])
+            fprintf(stderr, "collie bench --tune: %s; starting from the defaults\n", err);
+        printf("# collie bench --tune: %d ranks on %d host(s), %d on host 0, %d cores a host\n",
+               collie_size(comm), hosts, host0_size, host_cores);
+    }
+    const struct probe sync = {"allreduce", 4, iters}, slow_sync = {"allreduce", 4, 200},
+                       copy = {"allreduce", TUNE_BYTES, 10}, wire = {"allreduce", TUNE_BYTES, 5};
+    struct {
+        collie_comm **sub;
+        const char *key;
+        int rate;
+        const struct probe *p;
+    } steps[] = {
+        {&pair, "host_latency_us", 0, &sync},     {&host, "host_switch_us", 0, &sync},
+        {&pair, "host_bandwidth_gbs", 1, &copy},  {&cross, "link_latency_us", 0, &slow_sync},
+        {&cross, "link_bandwidth_gbs", 1, &wire},
+    };
+    /* Rank 0 is the first rank of host 0: a member of every sub-communicator that exists. */
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0] && rc == 0; k++) {
+        collie_comm *sub = *steps[k].sub;
+        double t = measure(sub, steps[k].p, buf, times);
+        if (t < 0 || collie_barrier(comm) != COLLIE_OK)
+            rc = -1;
+        else if (sub && collie_rank(comm) == 0) {
+            collie__tools_machine_place(m, sub);
+            rc = solve(m, steps[k].key, steps[k].rate, steps[k].p,
+                       collie__tools_algo(sub, steps[k].p->coll, steps[k].p->bytes), t);
+        }
+    }
+    if (rc == 0 && collie_rank(comm) == 0) {
+        collie__tools_machine_place(m, comm);
+        FILE *f = fopen(path, "w");
+        if (!f || (collie__tools_machine_write(m, f), fclose(f))) {
+            perror(path);
+            rc = -1;
+        } else {
+            printf("# written to %s:\n", path);
+            collie__tools_machine_write(m, stdout);
+        }
+    }
+    collie_comm *subs[] = {cross, host, pair};
+    for (int k = 0; k < 3; k++)
+        if (subs[k])
+            collie_finalize(subs[k]);
+    collie_finalize(comm);
+    collie__tools_machine_free(m);
+    free(times);
+    free(buf);
+    return rc;
+}

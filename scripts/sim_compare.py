@@ -2,16 +2,20 @@
 """sim_compare.py - `collie sim` against `collie bench`, row by row.
 
     sim_compare.py LABEL MEASURED.csv PREDICTED.csv [FORCED.csv ...]
+    sim_compare.py --summary VALIDATION.csv
 
 MEASURED.csv is `collie bench --csv` of the library's own choices, PREDICTED.csv
 `collie sim --csv` for the same machine and sizes, each FORCED.csv a bench run
 with one algorithm forced (--algo).  Prints one line per row: the measured
 median per operation, the prediction, the error, and for the collectives that
 have a choice, whether the algorithm the model picks is the fastest measured.
-Appends machine-readable rows to $SIM_VALIDATION if set.
+Appends machine-readable rows to $SIM_VALIDATION if set; --summary reads them
+back: per configuration, the rows within the goals (15% at >= 64 KiB, 30%
+below) and how often the model's choice was the fastest measured.
 """
 import csv
 import os
+import statistics
 import sys
 
 
@@ -23,7 +27,28 @@ def rows(path, key_cols):
     return out
 
 
+def summary(path):
+    rows = list(csv.DictReader(open(path)))
+    print("# %-18s %5s  %-28s %-28s %s" % ("config", "rows", "|error| <= 15% at >= 64 KiB",
+                                           "|error| <= 30% below", "same choice"))
+    for cfg in sorted({r["config"] for r in rows}) + ["all"]:
+        sel = [r for r in rows if cfg == "all" or r["config"] == cfg]
+        big = [abs(float(r["error"])) for r in sel if int(r["size"]) >= 65536]
+        small = [abs(float(r["error"])) for r in sel if int(r["size"]) < 65536]
+        same = [r["same"] for r in sel if r["same"] != "-"]
+
+        def within(v, lim):
+            if not v:
+                return "-"
+            return "%d/%d (median %.0f%%)" % (sum(x <= lim for x in v), len(v),
+                                              100 * statistics.median(v))
+        print("  %-18s %5d  %-28s %-28s %s" % (cfg, len(sel), within(big, 0.15),
+              within(small, 0.30), "%d/%d" % (same.count("yes"), len(same)) if same else "-"))
+
+
 def main():
+    if sys.argv[1] == "--summary":
+        return summary(sys.argv[2])
     label, measured, predicted, forced = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     bench = rows(measured, ("collective", "bytes"))
     sim = rows(predicted, ("coll", "size"))

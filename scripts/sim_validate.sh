@@ -79,18 +79,4 @@ for c in "$@"; do
     fi
 done
 
-/usr/bin/python3 - "$SIM_VALIDATION" <<'EOF' | tee "$out/summary.txt"
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-print("# %-22s %5s %18s %18s %14s" % ("config", "rows", "|err| >= 64 KiB", "|err| < 64 KiB", "same choice"))
-for cfg in sorted({r["config"] for r in rows}) + ["all"]:
-    sel = [r for r in rows if cfg == "all" or r["config"] == cfg]
-    big = [abs(float(r["error"])) for r in sel if int(r["size"]) >= 65536]
-    small = [abs(float(r["error"])) for r in sel if int(r["size"]) < 65536]
-    ch = [r["same"] for r in sel if r["same"] != "-"]
-    def within(v, lim):
-        return "%d/%d <= %d%%, med %.0f%%" % (sum(x <= lim for x in v), len(v), 100 * lim,
-                                          100 * statistics.median(v)) if v else "-"
-    print("  %-22s %5d %18s %18s %14s" % (cfg, len(sel), within(big, 0.15), within(small, 0.30),
-          "%d/%d" % (ch.count("yes"), len(ch)) if ch else "-"))
-EOF
+/usr/bin/python3 "$root/scripts/sim_compare.py" --summary "$SIM_VALIDATION" | tee "$out/summary.txt"

@@ -197,12 +197,20 @@ static double alltoall_pairwise(machine *m, double s)
     return (n - 1) * step_alpha(m) + L * (n - L) * s / link_rate(m);
 }
 
-/* Neighbour averaging: `degree` sends and receives of s at once, all of a host's through its link. */
+/*
+ * Neighbour averaging: `degree` sends and receives of s at once.  Across
+ * hosts, the share of peers on other hosts is that of the exponential graph
+ * over ranks placed in blocks: of its log2(n) distances 2^k, those >= L
+ * leave the host; all of a host's ranks send through its link at once.
+ */
 static double neighbor(machine *m, double s, int degree)
 {
     if (m->hosts == 1)
         return sync_cost(m) + move(m, (1.0 + degree) * s, (1.0 + degree) * s);
-    return step_alpha(m) + flows(m) * degree * s / link_rate(m) + move(m, (1.0 + degree) * s, 0);
+    double all = log2_steps(m->ranks), near = log2_steps(m->ranks_per_host);
+    double away = all > near ? (all - near) / all : 1;
+    return step_alpha(m) + away * flows(m) * degree * s / link_rate(m) +
+           move(m, (1.0 + degree) * s, 0);
 }
 
 double collie__cost(const struct collie__machine *m, enum collie__coll coll,

@@ -112,7 +112,7 @@ static int parse(int argc, char **argv, const int *used, struct sim_opts *o)
         else if (!strcmp(a, "-e"))
             bad = bench_parse_bytes(v, &o->sizes.max_bytes);
         else if (!strcmp(a, "-f"))
-            bad = !((o->sizes.factor = strtod(v, NULL)) > 1);
+            bad = sim_positive(v, &o->sizes.factor) || !(o->sizes.factor > 1);
         else if (!strcmp(a, "--sizes"))
             bad = !(o->sizes.mlbench = !strcmp(v, "mlbench"));
         else if (!strcmp(a, "-d") || !strcmp(a, "--dtype")) {
@@ -122,7 +122,7 @@ static int parse(int argc, char **argv, const int *used, struct sim_opts *o)
         } else if (!strcmp(a, "--algo"))
             o->algo = v;
         else if (!strcmp(a, "--degree"))
-            bad = (o->degree = atoi(v)) < 1;
+            bad = sim_whole(v, &o->degree);
         else if (!strcmp(a, "--csv"))
             o->csv = v;
         else {

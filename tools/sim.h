@@ -20,6 +20,11 @@ int sim_machine_ready(struct collie__machine *m);
 /* The machine as "# " lines: the description a table was predicted from. */
 void sim_machine_header(const struct collie__machine *m, FILE *out);
 
+/* A number > 0 that is all of v (no unit, no trailing text) into *out; 0, or -1. */
+int sim_positive(const char *v, double *out);
+/* The same for a whole number that fits an int. */
+int sim_whole(const char *v, int *out);
+
 /* The machine options' help, shared by `collie sim` and `collie sim train`. */
 extern const char sim_machine_usage[];
 

@@ -151,6 +151,25 @@ int sim_machine_options(struct collie__machine *m, int argc, char **argv, int *u
     return per_host && !hosts ? set(m, "--ranks-per-host", "hosts", "0") : 0;
 }
 
+int sim_positive(const char *v, double *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x > 0) || x > 1e15)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int sim_whole(const char *v, int *out)
+{
+    double x;
+    if (sim_positive(v, &x) || x > 1 << 30 || x != (int)x)
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
 int sim_machine_ready(struct collie__machine *m)
 {
     char err[512];

@@ -91,10 +91,11 @@ static int parse_list(const char *v, struct train_opts *o, int scale)
     for (const char *p = v; *p;) {
         size_t len = strcspn(p, ",");
         if (scale) {
-            int r = atoi(p);
-            if (r < 1 || o->nranks == MAX_RANKS_LIST)
+            char *end;
+            long r = strtol(p, &end, 10);
+            if (end != p + len || r < 1 || r > 1 << 30 || o->nranks == MAX_RANKS_LIST)
                 return -1;
-            o->ranks[o->nranks++] = r;
+            o->ranks[o->nranks++] = (int)r;
         } else if (add_sync(o, p, len)) {
             return -1;
         }
@@ -142,9 +143,10 @@ static int parse(int argc, char **argv, const int *used, struct train_opts *o)
                 o->params *= 1e3, end++;
             bad = *end || !(o->params >= 1);
         } else if (!strcmp(a, "--sample-ms")) {
-            bad = !((o->sample_s = strtod(v, NULL) * 1e-3) > 0);
+            bad = sim_positive(v, &o->sample_s);
+            o->sample_s *= 1e-3;
         } else if (!strcmp(a, "--batch")) {
-            bad = (o->batch = atoi(v)) < 1;
+            bad = sim_whole(v, &o->batch);
         } else if (!strcmp(a, "-d") || !strcmp(a, "--dtype")) {
             int t = bench_dtype_by_name(v);
             bad = t < 0;
@@ -154,7 +156,7 @@ static int parse(int argc, char **argv, const int *used, struct train_opts *o)
         } else if (!strcmp(a, "--sync")) {
             bad = parse_list(v, o, 0);
         } else if (!strcmp(a, "--degree")) {
-            bad = (o->degree = atoi(v)) < 1;
+            bad = sim_whole(v, &o->degree);
         } else if (!strcmp(a, "--scale")) {
             bad = parse_list(v, o, 1);
         } else if (!strcmp(a, "--plot")) {
@@ -239,8 +241,8 @@ static int plot(const struct train_opts *o, const double *thr)
     for (int s = 0; s < o->nsyncs; s++) { /* block s: ranks throughput efficiency */
         fprintf(p.d, "# %s\n", o->syncs[s].label);
         for (int k = 0; k < o->nranks; k++)
-            fprintf(p.d, "%d %.6g %.6g\n", o->ranks[k], thr[s * o->nranks + k],
-                    thr[s * o->nranks + k] / (o->ranks[k] * o->batch / (o->sample_s * o->batch)));
+            fprintf(p.d, "%d %.6g %.6g\n", o->ranks[k], thr[s * o->nranks + k], /* efficiency: */
+                    thr[s * o->nranks + k] * o->sample_s / o->ranks[k]); /* over n x 1/sample */
         fprintf(p.d, "\n\n");
     }
     fprintf(p.g,

@@ -59,13 +59,7 @@ void collie__tools_machine_free(struct collie__machine *m) { free(m); }
 
 void collie__tools_machine_place(struct collie__machine *m, const collie_comm *comm)
 {
-    struct collie__machine placed;
-    collie__select_machine(comm, &placed);
-    m->ranks = placed.ranks;
-    m->hosts = placed.hosts;
-    m->ranks_per_host = placed.ranks_per_host;
-    m->cores = placed.cores;
-    m->slot_bytes = placed.slot_bytes;
+    collie__select_place(comm, m);
 }
 
 int collie__tools_machine_set(struct collie__machine *m, const char *key, const char *value,

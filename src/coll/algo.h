@@ -119,6 +119,7 @@ collie_status collie__hierarchical_neighbor_allreduce(collie_comm *comm,
                                                       const struct collie__op *op);
 
 /* Across hosts: shared memory within each host, TCP between them (hierarchical.c). */
+#define COLLIE__HIER_RD_MAX_BYTES (64u << 10) /* cross-host slices below this: recursive doubling */
 collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct collie__op *op);
 
 /*
@@ -174,6 +175,9 @@ struct collie__machine;
  * (the rates are then the defaults), else NULL.
  */
 const char *collie__select_rates(struct collie__machine *m);
+
+/* comm's placement (ranks, hosts, ranks per host, cores, slot) into m; the rates stay. */
+void collie__select_place(const collie_comm *comm, struct collie__machine *m);
 
 /* The cost model's machine for comm: its placement, the process's rates (COLLIE_MACHINE). */
 void collie__select_machine(const collie_comm *comm, struct collie__machine *m);

@@ -5,6 +5,7 @@
  */
 #include <math.h>
 
+#include "algo.h"
 #include "cost.h"
 
 typedef const struct collie__machine machine;
@@ -156,12 +157,11 @@ static double allreduce_rab(machine *m, double s)
  * other hosts (recursive doubling below 64 KiB a slice, else the ring), sync,
  * copy out.  The steps run one after another; the L slices share the link.
  */
-#define HIER_RD_MAX_BYTES (64u << 10) /* hierarchical.c's RD_MAX_BYTES */
 static double allreduce_hierarchical(machine *m, double s)
 {
     double h = m->hosts, r = rounds(m, s), chunk = s / r, slice = chunk / m->ranks_per_host;
     double steps = 2 * (h - 1), link = 2 * (h - 1) / h;
-    if (slice < HIER_RD_MAX_BYTES) {
+    if (slice < COLLIE__HIER_RD_MAX_BYTES) {
         steps = log2_steps(m->hosts) + fold_steps(m->hosts);
         link = steps;
     }

@@ -21,8 +21,6 @@
 #include "algo.h"
 #include "group.h"
 
-#define RD_MAX_BYTES (64u << 10) /* cross-host slices below this use recursive doubling */
-
 /* The cross-host step of allreduce: the owners of slice s allreduce it. */
 static collie_status across_hosts(collie_comm *comm, const struct collie__op *op, int s,
                                   unsigned char *buf, size_t count, void *members_)
@@ -31,7 +29,7 @@ static collie_status across_hosts(collie_comm *comm, const struct collie__op *op
     for (int h = 0; h < comm->nhosts; h++)
         members[h] = collie__slice_owner(comm, h, s);
     struct collie__group g = {comm->nhosts, comm->hosts.host_of[comm->rank], members};
-    if (count * op->elem_size < RD_MAX_BYTES)
+    if (count * op->elem_size < COLLIE__HIER_RD_MAX_BYTES)
         return collie__rd_allreduce(comm, &g, buf, count, op->dtype, op->op, comm->size);
     return collie__ring_allreduce(comm, &g, buf, count, op->dtype, op->op, comm->size);
 }

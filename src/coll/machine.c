@@ -13,9 +13,9 @@
 #include "cost.h"
 
 /*
- * Measured with `collie bench --tune` on the machine docs/PERFORMANCE.md
- * describes (2 vCPUs, in its fast state; docs/SCALE.md); COLLIE_MACHINE or
- * `collie sim` give others.
+ * The machine docs/PERFORMANCE.md describes (2 vCPUs, its fast state): the
+ * sync and switch as `collie bench --tune` measured them, the rates fitted to
+ * its 64 MiB rows (docs/SCALE.md); COLLIE_MACHINE or `collie sim` give others.
  */
 #define HOST_ALPHA_S 0.28e-6
 #define HOST_SWITCH_S 1.8e-6
@@ -82,8 +82,8 @@ static int set(struct collie__machine *m, const struct key *k, const char *value
                   k->offset == offsetof(struct collie__machine, hosts);
     if (end == value || *end || errno || !isfinite(v) || v < 0 || (v == 0 && !zero_ok) ||
         v > 1e15 || (whole && (v != floor(v) || v > 1 << 30))) {
-        snprintf(err, errlen, "%s = '%s': expected a positive %s", k->name, value,
-                 whole ? "whole number" : "number");
+        snprintf(err, errlen, "%s = '%s': expected a positive %s%s", k->name, value,
+                 whole ? "whole number" : "number", zero_ok ? ", or 0" : "");
         return -1;
     }
     void *field = (char *)m + k->offset;

@@ -35,15 +35,20 @@ const char *collie__select_rates(struct collie__machine *m)
     return rates_error[0] ? rates_error : NULL;
 }
 
-void collie__select_machine(const collie_comm *comm, struct collie__machine *m)
+void collie__select_place(const collie_comm *comm, struct collie__machine *m)
 {
-    collie__select_rates(m);
     m->ranks = comm->size;
     m->hosts = comm->nhosts;
     m->ranks_per_host = comm->hosts.max_local;
     m->cores = comm->hosts.cores > 0 ? comm->hosts.cores : 1;
     m->slot_bytes =
         comm->shm ? collie__win_bytes(comm) : (size_t)collie__config_int(COLLIE_CFG_SHM_SLOT);
+}
+
+void collie__select_machine(const collie_comm *comm, struct collie__machine *m)
+{
+    collie__select_rates(m);
+    collie__select_place(comm, m);
 }
 
 /*
@@ -232,14 +237,20 @@ const struct collie__algo *collie__select_named(int coll, const char *name)
     return find(coll, name, strlen(name));
 }
 
+/* comm's choice for coll over `bytes` on m, its machine: COLLIE_ALGO's, else the model's. */
+static const struct collie__algo *choose(const collie_comm *comm, const struct collie__machine *m,
+                                         int coll, size_t bytes)
+{
+    return comm->forced[coll] ? entry(coll, comm->forced[coll]) : collie__select_on(m, coll, bytes);
+}
+
 const struct collie__algo *collie__select_peek(const collie_comm *comm, const struct collie__op *op)
 {
-    /* The hot path of every call: look the table up only when COLLIE_ALGO forced something. */
-    if (comm->forced[op->desc.coll])
-        return entry(op->desc.coll, comm->forced[op->desc.coll]);
+    /* The hot path of every call: the machine is a copy of the rates and a few fields. */
     struct collie__machine m;
-    collie__select_machine(comm, &m);
-    return collie__select_on(&m, op->desc.coll, op->count * op->elem_size);
+    if (!comm->forced[op->desc.coll])
+        collie__select_machine(comm, &m);
+    return choose(comm, &m, op->desc.coll, op->count * op->elem_size);
 }
 
 const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op)
@@ -276,13 +287,10 @@ void collie__algo_print(FILE *out)
 
 int collie__latency_bound(const collie_comm *comm, const struct collie__op *op)
 {
-    const struct collie__algo *a = collie__select_peek(comm, op);
-    struct collie__op one = *op;
-    one.count = 1;
-    const struct collie__algo *b = collie__select_peek(comm, &one);
     struct collie__machine m;
     collie__select_machine(comm, &m);
-    enum collie__coll coll = op->desc.coll;
-    return collie__cost(&m, coll, a->id, op->count * op->elem_size, 1) <
-           2 * collie__cost(&m, coll, b->id, op->elem_size, 1);
+    int coll = op->desc.coll;
+    size_t bytes = op->count * op->elem_size, one = op->elem_size;
+    return collie__cost(&m, coll, choose(comm, &m, coll, bytes)->id, bytes, 1) <
+           2 * collie__cost(&m, coll, choose(comm, &m, coll, one)->id, one, 1);
 }

@@ -157,10 +157,11 @@ static void attach(struct collie__shm *s, void *base, int n, int me)
  * The CPUs each host's ranks may run on, from every rank's affinity mask
  * (masks[r * stride]): comm->cpus for this host, the fewest of any host, and
  * whether any host has more ranks than CPUs (the same answers on every rank,
- * so the cost model chooses alike).  A launcher that binds each rank to its own core (mpirun
- * does, for 2 ranks) leaves every process one CPU but the host one per rank:
- * judged by its own mask, each would think itself oversubscribed and never
- * poll.  A mask that could not be read (all zero) leaves the old judgement.
+ * so the cost model chooses alike).  A launcher that binds each rank to its
+ * own core (mpirun does, for 2 ranks) leaves every process one CPU but the
+ * host one per rank: judged by its own mask, each would think itself
+ * oversubscribed and never poll.  A mask that could not be read (all zero)
+ * leaves the old judgement.
  */
 static void count_host_cpus(collie_comm *comm, const cpu_set_t *masks, size_t stride)
 {

@@ -363,8 +363,12 @@ int collie_tool_bench(int argc, char **argv)
     char tune_path[PATH_MAX];
     if (o.tune && o.tune[0] != '/' && !tools_in_a_job()) { /* rank 0 may start elsewhere (ssh) */
         char cwd[PATH_MAX];
-        if (!getcwd(cwd, sizeof cwd) ||
-            snprintf(tune_path, sizeof tune_path, "%s/%s", cwd, o.tune) >= (int)sizeof tune_path) {
+        if (!getcwd(cwd, sizeof cwd)) {
+            fprintf(stderr, "collie bench: --tune %s: the working directory: %s\n", o.tune,
+                    strerror(errno));
+            return 2;
+        }
+        if (snprintf(tune_path, sizeof tune_path, "%s/%s", cwd, o.tune) >= (int)sizeof tune_path) {
             fprintf(stderr, "collie bench: --tune %s: the path is too long\n", o.tune);
             return 2;
         }

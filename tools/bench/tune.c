@@ -27,13 +27,13 @@
 
 #define TUNE_BYTES (16u << 20)
 
+/* An allreduce of `bytes`, timed `iters` times. */
 struct probe {
-    const char *coll; /* "allreduce" */
     size_t bytes;
     int iters;
 };
 
-/* The slowest member's median seconds per call of p on comm (NULL: not a member, 0). */
+/* The slowest member's median seconds per allreduce of p on comm (NULL: not a member, 0). */
 static double measure(collie_comm *comm, const struct probe *p, float *buf, double *times)
 {
     if (!comm)
@@ -43,7 +43,7 @@ static double measure(collie_comm *comm, const struct probe *p, float *buf, doub
         double t0 = bench_now_s();
         collie_status st = collie_allreduce(comm, buf, buf, count, COLLIE_FLOAT32, COLLIE_MAX);
         if (st != COLLIE_OK) {
-            fprintf(stderr, "collie bench --tune: %s: %s\n", p->coll, collie_last_error(comm));
+            fprintf(stderr, "collie bench --tune: allreduce: %s\n", collie_last_error(comm));
             return -1;
         }
         if (i >= 0)
@@ -77,13 +77,14 @@ static int solve(struct collie__machine *m, const char *key, int rate, const str
     double keep = collie__tools_machine_get(m, key), t1, t2;
     const char *chosen;
     if (set_value(m, key, 1) ||
-        collie__tools_predict(m, p->coll, algo, p->bytes, 1, &t1, &chosen) ||
-        set_value(m, key, 2) || collie__tools_predict(m, p->coll, algo, p->bytes, 1, &t2, &chosen))
+        collie__tools_predict(m, "allreduce", algo, p->bytes, 1, &t1, &chosen) ||
+        set_value(m, key, 2) ||
+        collie__tools_predict(m, "allreduce", algo, p->bytes, 1, &t2, &chosen))
         return -1;
     double b = rate ? 2 * (t1 - t2) : t2 - t1, a = t1 - b;
     double v = rate ? b / (seconds - a) : (seconds - a) / b;
     int ok = isfinite(v) && v > 0;
-    printf("# %-18s %12.6g  from %s of %zu bytes (%s): %.2f us%s\n", key, ok ? v : keep, p->coll,
+    printf("# %-18s %12.6g  from allreduce of %zu bytes (%s): %.2f us%s\n", key, ok ? v : keep,
            p->bytes, chosen, seconds * 1e6,
            ok ? "" : ", which the model cannot explain: the library's value stays");
     return set_value(m, key, ok ? v : keep);
@@ -109,14 +110,15 @@ int bench_tune(const char *path)
         return -1;
     }
     int on_host0 = collie_host_index(comm) == 0, local = collie_local_rank(comm);
-    int hosts = collie_host_count(comm), host0_size = 0, cores = collie__tools_cpus(comm);
+    int hosts = collie_host_count(comm), host0_size = 0, host_cores = 1;
     for (int r = 0; r < collie_size(comm); r++)
         host0_size += collie_host_of(comm, r) == 0;
-    int host_cores = cores; /* the fewest of any host: alike on every rank */
-    if (collie_allreduce(comm, &host_cores, &host_cores, 1, COLLIE_INT32, COLLIE_MIN))
-        host_cores = 1;
     char err[512] = "";
     struct collie__machine *m = collie__tools_machine_new(err, sizeof err);
+    if (m) { /* the job's placement; its cores are the fewest of any host's, alike on every rank */
+        collie__tools_machine_place(m, comm);
+        host_cores = (int)collie__tools_machine_get(m, "cores");
+    }
     int iters = 2000, rc = 0;
     double *times = malloc(sizeof(double) * (size_t)iters);
     float *buf = calloc(TUNE_BYTES / sizeof(float), sizeof(float));
@@ -131,8 +133,8 @@ int bench_tune(const char *path)
         printf("# collie bench --tune: %d ranks on %d host(s), %d on host 0, %d cores a host\n",
                collie_size(comm), hosts, host0_size, host_cores);
     }
-    const struct probe sync = {"allreduce", 4, iters}, slow_sync = {"allreduce", 4, 200},
-                       copy = {"allreduce", TUNE_BYTES, 10}, wire = {"allreduce", TUNE_BYTES, 5};
+    const struct probe sync = {4, iters}, slow_sync = {4, 200}, copy = {TUNE_BYTES, 10},
+                       wire = {TUNE_BYTES, 5};
     struct {
         collie_comm **sub;
         const char *key;
@@ -152,7 +154,7 @@ int bench_tune(const char *path)
         else if (sub && collie_rank(comm) == 0) {
             collie__tools_machine_place(m, sub);
             rc = solve(m, steps[k].key, steps[k].rate, steps[k].p,
-                       collie__tools_algo(sub, steps[k].p->coll, steps[k].p->bytes), t);
+                       collie__tools_algo(sub, "allreduce", steps[k].p->bytes), t);
         }
     }
     if (rc == 0 && collie_rank(comm) == 0) {

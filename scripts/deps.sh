@@ -5,7 +5,8 @@
 #   deps.sh --bench  also Open MPI (collie bench --baseline mpi), Gloo (--baseline gloo),
 #                    gnuplot (--plot) and iproute2 (ip netns and tc: the emulated hosts of
 #                    the tests), iperf3 (the link rate between them)
-#   deps.sh --test   --bench's, clang-format (the tests check the formatting), procps (ps, pgrep)
+#   deps.sh --test   --bench's, clang-format (the tests check the formatting), clang and
+#                    libclang-rt-14-dev (libFuzzer: the fuzzing harnesses), procps (ps, pgrep)
 #                    python3 (the tests read the timeline's JSON), and numpy, PyTorch, pip and
 #                    setuptools (the Python package and the torch.distributed backend),
 #                    torchvision (collie.torch.benchmark's models) and mpi4py (the MPI
@@ -17,6 +18,7 @@ packages=(build-essential cmake pkg-config libssl-dev libopenblas-dev zlib1g-dev
 case "${1:-}" in
 --bench) packages+=(openmpi-bin libopenmpi-dev libgloo-dev gnuplot-nox iproute2 iperf3) ;;
 --test) packages+=(openmpi-bin libopenmpi-dev libgloo-dev gnuplot-nox iproute2 iperf3 clang-format
+             clang libclang-rt-14-dev
              procps python3 python3-numpy python3-torch python3-torchvision python3-pip python3-setuptools git
              python3-mpi4py) ;;
 esac

@@ -8,7 +8,7 @@ if ! command -v clang-format >/dev/null; then
     echo "format.sh: clang-format is not installed (apt-get install clang-format)" >&2
     exit 2
 fi
-mapfile -t files < <(find src include mpi tools train tests examples \( -name '*.[ch]' -o -name '*.cc' \) | sort)
+mapfile -t files < <(find src include mpi tools train tests fuzz examples \( -name '*.[ch]' -o -name '*.cc' \) | sort)
 if [ "${1:-}" != --check ]; then
     clang-format -i "${files[@]}"
     exit 0

@@ -3,7 +3,8 @@
 # every test: a release build with -Werror, a build with AddressSanitizer +
 # UndefinedBehaviorSanitizer, a ThreadSanitizer build for the tests that run
 # threads (the asynchronous core), and a build without the training workloads
-# (COLLIE_BUILD_TRAIN=OFF: the library and tools need neither OpenBLAS nor zlib).
+# (COLLIE_BUILD_TRAIN=OFF: the library and tools need neither OpenBLAS nor zlib),
+# and the libFuzzer harnesses (clang), each fuzzed for COLLIE_FUZZ_SECONDS (30).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh --test   # the MPI baseline, plots, emulated hosts, clang-format
@@ -39,5 +40,15 @@ cmake --build build-notrain -j"$jobs" >/dev/null
 # that tell them apart (what the build holds, what it links, installs) run here.
 (cd build-notrain && ctest --output-on-failure -R '^(info|lean|install|launcher|unit\.reduce|errors\.badargs\.2|coll\.allreduce\.2)$')
 [ ! -e build-notrain/collie-train ] || { echo "COLLIE_BUILD_TRAIN=OFF built collie-train"; exit 1; }
+
+echo "== libFuzzer (clang): every parser of bytes from a peer or a user, ${COLLIE_FUZZ_SECONDS:-30} s each"
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_FUZZ=ON -DCOLLIE_WERROR=ON \
+    -DCOLLIE_BUILD_TESTS=OFF -DCOLLIE_BUILD_EXAMPLES=OFF -DCOLLIE_BUILD_TRAIN=OFF \
+    -DCOLLIE_FUZZ_SECONDS="${COLLIE_FUZZ_SECONDS:-30}" >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz_harnesses >/dev/null
+# A failing input is left in build-fuzz/fuzz-out/artifacts; each harness's figures follow.
+rm -f build-fuzz/fuzz-out/summary.txt
+(cd build-fuzz && ctest --output-on-failure -R '^fuzz\.')
+cat build-fuzz/fuzz-out/summary.txt
 
 echo "== all builds passed in $(( $(date +%s) - start )) s"

@@ -51,31 +51,43 @@ static unsigned char *read_idx(const char *dir, const char *name, int dims, uint
         return NULL;
     }
     for (int i = 0; i < dims; i++) {
-        if (read_be32(f, &shape[i]) || shape[i] == 0 || shape[i] > 100000000u) {
+        if (read_be32(f, &shape[i]) || shape[i] == 0) {
             gzclose(f);
             fail(err, errlen, path, "bad dimension in the IDX header");
             return NULL;
         }
+        if (total > DATASET_MAX_VALUES / shape[i]) {
+            gzclose(f);
+            fail(err, errlen, path, "IDX data of more than 2^28 values (1 GiB as floats)");
+            return NULL;
+        }
         total *= shape[i];
     }
-    if (total > ((size_t)1 << 32)) {
-        gzclose(f);
-        fail(err, errlen, path, "IDX data larger than 4 GiB");
-        return NULL;
+    /* Grown as the data arrives: a short file never costs what its header promises. */
+    size_t cap = total < (16u << 20) ? total : (16u << 20), got = 0;
+    unsigned char *data = malloc(cap);
+    while (data && got < total) {
+        if (got == cap) {
+            size_t bigger = cap * 2 < total ? cap * 2 : total;
+            unsigned char *more = realloc(data, bigger);
+            if (!more) {
+                free(data);
+                data = NULL;
+                break;
+            }
+            data = more;
+            cap = bigger;
+        }
+        size_t want = cap - got < (1u << 30) ? cap - got : (1u << 30);
+        int n = gzread(f, data + got, (unsigned)want);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
     }
-    unsigned char *data = malloc(total);
     if (!data) {
         gzclose(f);
         fail(err, errlen, path, "out of memory");
         return NULL;
-    }
-    size_t got = 0;
-    while (got < total) {
-        int n =
-            gzread(f, data + got, (unsigned)(total - got < (1u << 30) ? total - got : (1u << 30)));
-        if (n <= 0)
-            break;
-        got += (size_t)n;
     }
     gzclose(f);
     if (got != total) {
@@ -235,6 +247,12 @@ int dataset_load_libsvm(const char *path, int dim, struct dataset *d, char *err,
         d->n = t.n;
         if (d->dim < 1)
             rc = fail(err, errlen, path, "no features in any sample");
+    }
+    if (rc >= 0 && (size_t)d->n * (size_t)d->dim > DATASET_MAX_VALUES) {
+        snprintf(err, errlen,
+                 "%s: %d samples of %d features are more than 2^28 values (1 GiB as floats)", path,
+                 d->n, d->dim);
+        rc = -1;
     }
     if (rc >= 0) {
         d->classes = maxlabel + 1 < 2 ? 2 : maxlabel + 1;

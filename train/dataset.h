@@ -15,6 +15,9 @@ struct dataset {
     uint8_t *y; /* n */
 };
 
+/* The most values (samples x features) a loaded set holds: 1 GiB of floats. */
+#define DATASET_MAX_VALUES ((size_t)1 << 28)
+
 #define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 
 /*

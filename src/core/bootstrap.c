@@ -9,14 +9,16 @@
 
 #include <errno.h>
 #include <netdb.h>
-#include <sys/socket.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "auth.h"
 #include "log.h"
 #include "sock.h"
+#include "status.h"
 
 #define HELLO_MAGIC 0x434c4253u /* "CLBS" */
 #define FRAME_MAGIC 0x434c4246u /* "CLBF" */
@@ -84,6 +86,9 @@ static collie_status recv_frame(collie_comm *comm, int fd, int peer, void *data,
         msg[n] = 0;
         collie_status st =
             f.status <= COLLIE_ERR_ABORTED ? (collie_status)f.status : COLLIE_ERR_INTERNAL;
+        if (!msg[0]) /* whatever a peer sends, a failure here has a message */
+            snprintf(msg, sizeof msg, "rank %d failed (%s) during %s and sent no reason", peer,
+                     collie__status_name(st), what);
         return collie__fail_from_peer(comm, st, msg);
     }
     if (f.len != len)
@@ -207,7 +212,16 @@ collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, v
     if (comm->rank != 0) {
         if (send_frame(fd[0], COLLIE_OK, mine, len, comm->deadline_ns) != 0)
             return io_failed(comm, 0, "a bootstrap exchange");
-        return recv_frame(comm, fd[0], 0, out, len * (size_t)comm->size, "a bootstrap exchange");
+        collie_status st =
+            recv_frame(comm, fd[0], 0, out, len * (size_t)comm->size, "a bootstrap exchange");
+        /* This rank's own entry comes back as it went: else the table is garbled. */
+        if (st == COLLIE_OK && memcmp(out + (size_t)comm->rank * len, mine, len))
+            return collie__fail(comm, COLLIE_ERR_INTERNAL,
+                                "rank %d: rank 0's table of a bootstrap exchange holds another "
+                                "entry for this rank than it sent: does every rank run the same "
+                                "collie version?",
+                                comm->rank);
+        return st;
     }
     collie_status st = COLLIE_OK;
     for (int r = 1; r < comm->size && st == COLLIE_OK; r++)

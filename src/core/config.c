@@ -106,20 +106,27 @@ static int parse_level(const char *s, long long *out)
     return -1;
 }
 
-static int parse_entry(int id, const char *s)
+int collie__config_parse(enum collie__config_id id, const char *text, long long *i, double *d)
 {
-    cfg.i[id] = -1;
-    cfg.d[id] = 0;
-    if (!*s)
+    *i = -1;
+    *d = 0;
+    if ((unsigned)id >= COLLIE_CFG_COUNT)
+        return -1;
+    if (!*text)
         return 0; /* unset identity entries */
     switch (table[id].type) {
-    case INT: return parse_int(s, &cfg.i[id]);
-    case SIZE: return parse_size(s, &cfg.i[id]);
-    case SECONDS: return parse_seconds(s, &cfg.d[id]);
-    case LEVEL: return parse_level(s, &cfg.i[id]);
+    case INT: return parse_int(text, i);
+    case SIZE: return parse_size(text, i);
+    case SECONDS: return parse_seconds(text, d);
+    case LEVEL: return parse_level(text, i);
     case STRING: return 0;
     }
     return -1;
+}
+
+static int parse_entry(int id, const char *s)
+{
+    return collie__config_parse((enum collie__config_id)id, s, &cfg.i[id], &cfg.d[id]);
 }
 
 static const char *type_hint(enum config_type t)

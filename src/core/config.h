@@ -93,6 +93,14 @@ enum collie__config_id {
  */
 int collie__config_load(void);
 
+/*
+ * Parses one variable's text as its type says (the loader's own parser;
+ * fuzzed by fuzz/config.c): 0 with *i (INT, SIZE, LEVEL; -1 when text is
+ * empty) or *d (SECONDS) set, else -1.  A size is at most 2^40 bytes, a
+ * number of seconds positive and finite.
+ */
+int collie__config_parse(enum collie__config_id id, const char *text, long long *i, double *d);
+
 /* The message of the first parse failure, or NULL. */
 const char *collie__config_error(void);
 

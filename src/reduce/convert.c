@@ -43,11 +43,14 @@ static void f16_narrow_portable(uint16_t *restrict out, const float *restrict in
 /*
  * float16 on x86-64 with F16C: the conversions are single instructions, with
  * the same round-to-nearest-even (NaN payloads may differ from the portable
- * code; every NaN stays a NaN).  __builtin_cpu_supports reads what the
- * loader's CPU check recorded: no state of ours, no race.
+ * code; every NaN stays a NaN).  CPUID says whether the CPU has AVX and F16C,
+ * XGETBV whether the kernel saves the YMM registers; read once (CPUID traps
+ * to the hypervisor in a VM), an idempotent race between first callers.
  */
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
+#include <stdatomic.h>
 
 __attribute__((target("avx,f16c"))) static void f16_widen_f16c(float *restrict out,
                                                                const uint16_t *restrict in,
@@ -69,9 +72,25 @@ __attribute__((target("avx,f16c"))) static void f16_narrow_f16c(uint16_t *restri
     f16_narrow_portable(out + i, in + i, m - i);
 }
 
+static int probe_f16c(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX) || !(c & bit_F16C))
+        return 0;
+    unsigned lo, hi;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 6) == 6; /* XMM and YMM state enabled */
+}
+
 static int has_f16c(void)
 {
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    static atomic_int known; /* 0: not probed; 1: no; 2: yes */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        k = probe_f16c() ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
 }
 #else
 static int has_f16c(void) { return 0; }

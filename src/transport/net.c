@@ -38,17 +38,27 @@
 #define STRIPE_MIN (256u << 10) /* shorter messages gain nothing from striping */
 #define HANDSHAKE_NS 5000000000ull
 
-struct endpoint {
-    char host[64];
-    int32_t port;
-};
-
 struct hello {
     uint32_t magic;
     int32_t rank, size, stream;
 };
 
-static collie_status listen_here(collie_comm *comm, int *listen_fd, struct endpoint *me)
+collie_status collie__net_check_endpoints(collie_comm *comm, const struct collie__net_endpoint *all)
+{
+    for (int r = 0; r < comm->size; r++) {
+        if (!all[r].port)
+            return collie__fail(comm, COLLIE_ERR_SYSTEM,
+                                "rank %d could not listen for its peers (its log says why)", r);
+        if (!memchr(all[r].host, 0, sizeof all[r].host) || all[r].port < 0 || all[r].port > 65535)
+            return collie__fail(comm, COLLIE_ERR_MISMATCH,
+                                "rank %d sent an address that is no address (port %d): does "
+                                "every rank run the same collie version?",
+                                r, (int)all[r].port);
+    }
+    return COLLIE_OK;
+}
+
+static collie_status listen_here(collie_comm *comm, int *listen_fd, struct collie__net_endpoint *me)
 {
     const char *ifname = collie__config_string(COLLIE_CFG_SOCKET_IFNAME);
     collie_status st = COLLIE_OK;
@@ -74,7 +84,7 @@ static collie_status listen_here(collie_comm *comm, int *listen_fd, struct endpo
     return COLLIE_OK;
 }
 
-static collie_status connect_to(collie_comm *comm, int peer, const struct endpoint *at)
+static collie_status connect_to(collie_comm *comm, int peer, const struct collie__net_endpoint *at)
 {
     for (int k = 0; k <= comm->net->streams; k++) {
         int fd;
@@ -137,7 +147,8 @@ static collie_status accept_from_above(collie_comm *comm, int listen_fd)
     return COLLIE_OK;
 }
 
-static collie_status connect_all(collie_comm *comm, const struct endpoint *all, int listen_fd)
+static collie_status connect_all(collie_comm *comm, const struct collie__net_endpoint *all,
+                                 int listen_fd)
 {
     for (int q = 0; q < comm->rank; q++)
         if (collie__local_index(comm, q) < 0) {
@@ -170,7 +181,7 @@ collie_status collie__net_open(collie_comm *comm)
     struct collie__net *n = calloc(1, sizeof *n);
     size_t nfd = (size_t)comm->size * (size_t)(streams + 1);
     int *fds = malloc(nfd * sizeof *fds);
-    struct endpoint *all = calloc((size_t)comm->size, sizeof *all);
+    struct collie__net_endpoint *all = calloc((size_t)comm->size, sizeof *all);
     if (!n || !fds || !all) {
         free(n), free(fds), free(all);
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the TCP connection table");
@@ -182,17 +193,13 @@ collie_status collie__net_open(collie_comm *comm)
     n->stripe_min = STRIPE_MIN;
     comm->net = n;
     int listen_fd = -1;
-    struct endpoint me = {0};
+    struct collie__net_endpoint me = {0};
     collie_status st = listen_here(comm, &listen_fd, &me);
     /* Every rank takes part in the exchange, so that a failure anywhere fails all. */
     if (collie__bootstrap_allgather(comm, &me, all, sizeof me) != COLLIE_OK)
         st = comm->failed ? comm->failed : COLLIE_ERR_INTERNAL;
-    for (int r = 0; r < comm->size && st == COLLIE_OK; r++)
-        if (!all[r].port)
-            st = collie__fail(comm, COLLIE_ERR_SYSTEM,
-                              "rank %d could not listen for its peers "
-                              "(its log says why)",
-                              r);
+    if (st == COLLIE_OK)
+        st = collie__net_check_endpoints(comm, all);
     if (st == COLLIE_OK)
         st = connect_all(comm, all, listen_fd);
     if (listen_fd >= 0)

@@ -33,6 +33,21 @@ static inline int collie__net_fd(const collie_comm *comm, int peer, int k)
     return *collie__net_slot(comm, peer, k);
 }
 
+/* Where a rank listens for its peers on other hosts, as the ranks allgather it. */
+struct collie__net_endpoint {
+    char host[64]; /* numeric address, NUL-terminated */
+    int32_t port;
+};
+
+/*
+ * Checks the allgathered endpoints, bytes every peer sent: each address
+ * NUL-terminated and each port in 1..65535, else fails naming the rank (a
+ * rank that could not listen sends port 0, its log says why).  The only
+ * reader of those bytes before they are used; fuzzed (fuzz/bootstrap.c).
+ */
+collie_status collie__net_check_endpoints(collie_comm *comm,
+                                          const struct collie__net_endpoint *all);
+
 /*
  * Connects every pair of ranks on different hosts.  Collective over the
  * bootstrap; a no-op on one host.  Listens on COLLIE_SOCKET_IFNAME's address,

@@ -79,6 +79,8 @@ struct bench_backend {
     int (*neighbor_blocks)(const struct bench_backend *b);
 };
 
+#define BENCH_MAX_SIZES 1000 /* rows of one sweep (-b, -e, -f) */
+
 struct bench_opts {
     int colls[BENCH_NCOLLS]; /* which collectives, in order */
     int ncolls;

@@ -405,6 +405,14 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         fprintf(stderr, "%s: -b %zu is larger than -e %zu\n", prog, o->min_bytes, o->max_bytes);
         return -1;
     }
+    /* A sweep that ends, in a table one can read. */
+    double steps =
+        log((double)o->max_bytes / (double)(o->min_bytes ? o->min_bytes : 1)) / log(o->factor);
+    if (!o->mlbench && steps + 2 > BENCH_MAX_SIZES) {
+        fprintf(stderr, "%s: -b %zu -e %zu -f %g make %.0f sizes; at most %d (a larger -f)\n", prog,
+                o->min_bytes, o->max_bytes, o->factor, steps + 2, BENCH_MAX_SIZES);
+        return -1;
+    }
     return 0;
 }
 
@@ -429,8 +437,9 @@ size_t bench_sizes(const struct bench_opts *o, int c, int nranks, size_t **out)
                 s[n++] = bytes;
         }
     } else {
+        /* -b 0: a zero-byte call, then 1 byte onwards. */
         for (double b = (double)o->min_bytes; b <= (double)o->max_bytes * 1.000001;
-             b *= o->factor) {
+             b = b ? b * o->factor : 1) {
             size_t bytes = (size_t)b / unit * unit;
             if (n == cap)
                 s = realloc(s, (cap *= 2) * sizeof *s);

@@ -26,7 +26,15 @@ struct held {
 };
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct held *held;
-static struct held *spent; /* ids rank 0 used here already (fd unused) */
+
+/*
+ * The tokens of the last SPENT_KEPT ids rank 0 used in this process, so a
+ * stale id is refused; a ring, so a process that splits for ever holds no
+ * more than this.
+ */
+#define SPENT_KEPT 256
+static unsigned char spent[SPENT_KEPT][COLLIE_UID_TOKEN_BYTES];
+static unsigned long nspent;
 
 static int default_host(char *host, size_t len, char *err, size_t errlen)
 {
@@ -87,24 +95,20 @@ int collie__uid_take_listener(const struct collie__uid *u)
 {
     int fd = -1;
     pthread_mutex_lock(&held_lock);
-    for (struct held *h = spent; h; h = h->next)
-        if (!memcmp(h->token, u->token, sizeof u->token))
+    for (unsigned long i = 0; i < nspent && i < SPENT_KEPT; i++)
+        if (!memcmp(spent[i], u->token, sizeof u->token))
             fd = -2;
     struct held **p = &held;
     while (fd == -1 && *p && memcmp((*p)->token, u->token, sizeof u->token))
         p = &(*p)->next;
-    struct held *h = fd == -1 ? *p : NULL;
-    if (h) { /* adopted: from now on it is spent */
+    if (fd == -1 && *p) { /* adopted: from now on it is spent */
+        struct held *h = *p;
         *p = h->next;
         fd = h->fd;
-    } else if (fd == -1 && (h = malloc(sizeof *h))) {
-        memcpy(h->token, u->token, sizeof h->token);
+        free(h);
     }
-    if (h) {
-        h->fd = -1;
-        h->next = spent;
-        spent = h;
-    }
+    if (fd != -2)
+        memcpy(spent[nspent++ % SPENT_KEPT], u->token, sizeof u->token);
     pthread_mutex_unlock(&held_lock);
     return fd;
 }

@@ -1,4 +1,6 @@
 /* options.c - the command line of collie bench (shared with collie-bench-mpi), names, sizes. */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,8 +259,9 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         }
         i++;
         char *end = NULL;
+        errno = 0;
         long n = strtol(v, &end, 10);
-        int is_int = *v && !*end;
+        int is_int = *v && !*end && !errno && n >= INT_MIN && n <= INT_MAX; /* all of v, an int */
         if (!strcmp(a, "-n") || !strcmp(a, "--np")) {
             if (!is_int || n < 1 || n > 4096)
                 goto bad;

@@ -142,7 +142,7 @@ static int parse(int argc, char **argv, const int *used, struct sim_opts *o)
         fprintf(stderr, "collie sim: -b is above -e\n");
         return -1;
     }
-    return 0;
+    return bench_check_sweep(&o->sizes, "collie sim");
 }
 
 /* The call's bytes as the API takes them: one rank's block for the per-rank collectives. */

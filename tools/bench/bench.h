@@ -189,6 +189,12 @@ int bench_tune(const char *path);
 
 /* "4096", "64K", "16M", "1G" (powers of 1024, an optional B) into *out; 0, or -1. */
 int bench_parse_bytes(const char *s, size_t *out);
+/*
+ * Whether o's sweep (-b, -e, -f; --sizes mlbench has its own) ends within
+ * BENCH_MAX_SIZES sizes, a table one can read: 0, or -1 with the count on
+ * stderr.  bench_parse and `collie sim` both check it.
+ */
+int bench_check_sweep(const struct bench_opts *o, const char *prog);
 /* A collective's or a dtype's number by its name (any case); -1 when none has it. */
 int bench_coll_by_name(const char *name);
 int bench_dtype_by_name(const char *name);

@@ -408,12 +408,16 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         fprintf(stderr, "%s: -b %zu is larger than -e %zu\n", prog, o->min_bytes, o->max_bytes);
         return -1;
     }
-    /* A sweep that ends, in a table one can read. */
+    return bench_check_sweep(o, prog);
+}
+
+int bench_check_sweep(const struct bench_opts *o, const char *prog)
+{
     double steps =
         log((double)o->max_bytes / (double)(o->min_bytes ? o->min_bytes : 1)) / log(o->factor);
     if (!o->mlbench && steps + 2 > BENCH_MAX_SIZES) {
-        fprintf(stderr, "%s: -b %zu -e %zu -f %g make %.0f sizes; at most %d (a larger -f)\n", prog,
-                o->min_bytes, o->max_bytes, o->factor, steps + 2, BENCH_MAX_SIZES);
+        fprintf(stderr, "%s: -b %zu -e %zu -f %.9g make %.0f sizes; at most %d (a larger -f)\n",
+                prog, o->min_bytes, o->max_bytes, o->factor, steps + 2, BENCH_MAX_SIZES);
         return -1;
     }
     return 0;

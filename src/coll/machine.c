@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,14 +200,15 @@ int collie__machine_check(struct collie__machine *m, char *err, size_t errlen)
         return -1;
     }
     if (m->hosts < 1) /* as many as ranks_per_host needs */
-        m->hosts =
-            m->ranks_per_host > 0 ? (m->ranks + m->ranks_per_host - 1) / m->ranks_per_host : 1;
+        m->hosts = m->ranks_per_host > 0
+                       ? (int)(((int64_t)m->ranks + m->ranks_per_host - 1) / m->ranks_per_host)
+                       : 1;
     if (m->hosts > m->ranks) {
         snprintf(err, errlen, "hosts = %d: more hosts than ranks (%d)", m->hosts, m->ranks);
         return -1;
     }
-    int even = (m->ranks + m->hosts - 1) / m->hosts;
-    if (m->ranks_per_host * m->hosts < m->ranks)
+    int even = (int)(((int64_t)m->ranks + m->hosts - 1) / m->hosts);
+    if ((int64_t)m->ranks_per_host * m->hosts < m->ranks) /* 64-bit: both may be near INT_MAX */
         m->ranks_per_host = even;
     if (m->ranks_per_host > m->ranks)
         m->ranks_per_host = m->ranks;

@@ -19,6 +19,7 @@
 
 #include "core/auth.h"
 #include "core/bootstrap.h"
+#include "core/gate.h"
 #include "core/sock.h"
 #include "fuzz.h"
 #include "transport/net.h"
@@ -51,10 +52,11 @@ static void *peer_main(void *arg)
     uint64_t deadline = collie__now_ns() + SECOND;
     int fd = -1, ok;
     char err[256];
-    if (p->rank0)
-        ok = collie__sock_accept(p->listen_fd, deadline, &fd) == 0 &&
-             collie__auth_accept(fd, TOKEN, deadline) == 0;
-    else
+    if (p->rank0) {
+        struct collie__gate *g = collie__gate_open(p->listen_fd, TOKEN, 0, "fuzz");
+        ok = g && collie__gate_next(g, deadline, &fd, NULL) == 0;
+        collie__gate_close(g);
+    } else
         ok = collie__sock_connect("127.0.0.1", p->port, deadline, &fd, err, sizeof err) == 0 &&
              collie__auth_connect(fd, TOKEN, deadline) == 0;
     if (ok && collie__sock_send(fd, p->data, p->size, deadline) == 0)

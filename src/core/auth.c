@@ -12,8 +12,9 @@
 #include "config.h"
 #include "sock.h"
 
-#define NONCE_BYTES 16
-#define MAC_BYTES 32
+#define NONCE_BYTES COLLIE__AUTH_CHALLENGE_BYTES
+#define MAC_BYTES COLLIE__AUTH_PROOF_BYTES
+_Static_assert(COLLIE__AUTH_REPLY_BYTES == NONCE_BYTES + MAC_BYTES, "reply: nonce_a, then MAC");
 
 int collie__auth_has_token(void) { return collie__config_string(COLLIE_CFG_TOKEN)[0] != 0; }
 
@@ -63,16 +64,16 @@ int collie__auth_connect(int fd, const char *token, uint64_t deadline_ns)
     return collie__sock_send(fd, proof, sizeof proof, deadline_ns) ? -1 : 0;
 }
 
-int collie__auth_accept(int fd, const char *token, uint64_t deadline_ns)
+int collie__auth_reply(const char *token, const unsigned char *challenge, unsigned char *reply)
 {
-    unsigned char nonce_c[NONCE_BYTES], reply[NONCE_BYTES + MAC_BYTES], proof[MAC_BYTES];
-    if (collie__sock_recv(fd, nonce_c, sizeof nonce_c, deadline_ns) != 0)
-        return -1;
-    if (fresh_nonce(reply) != 0 ||
-        compute(reply + NONCE_BYTES, token, "collie/accept", nonce_c, reply))
-        return -1;
-    if (collie__sock_send(fd, reply, sizeof reply, deadline_ns) ||
-        collie__sock_recv(fd, proof, sizeof proof, deadline_ns))
-        return -1;
-    return verify(proof, token, "collie/connect", reply, nonce_c);
+    return fresh_nonce(reply) == 0 &&
+                   compute(reply + NONCE_BYTES, token, "collie/accept", challenge, reply) == 0
+               ? 0
+               : -1;
+}
+
+int collie__auth_check(const char *token, const unsigned char *challenge,
+                       const unsigned char *reply, const unsigned char *proof)
+{
+    return verify(proof, token, "collie/connect", reply, challenge);
 }

@@ -19,13 +19,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The sizes of the three messages above. */
+#define COLLIE__AUTH_CHALLENGE_BYTES 16 /* nonce_c */
+#define COLLIE__AUTH_REPLY_BYTES 48     /* nonce_a, MAC */
+#define COLLIE__AUTH_PROOF_BYTES 32     /* MAC */
+
 /*
- * token: the communicator's secret (COLLIE_TOKEN, or the one drawn into a
- * collie_unique_id).  Results: 0, or -1 with errno set (I/O; ETIMEDOUT past
- * the deadline), or -2: wrong proof.
+ * The connecting side, blocking.  token: the communicator's secret
+ * (COLLIE_TOKEN, or the one drawn into a collie_unique_id).  Returns 0, or
+ * -1 with errno set (I/O; ETIMEDOUT past the deadline), or -2: wrong proof.
  */
 int collie__auth_connect(int fd, const char *token, uint64_t deadline_ns);
-int collie__auth_accept(int fd, const char *token, uint64_t deadline_ns);
+
+/*
+ * The accepting side as two computations, so that one thread can take many
+ * connections through it at once (gate.h).  collie__auth_reply fills reply
+ * (a fresh nonce_a and the acceptor's MAC) for a connector's challenge:
+ * 0, or -1 when no randomness or MAC could be had.  collie__auth_check
+ * compares the connector's proof with the one owed for that challenge and
+ * reply, in constant time: 0, or -2.
+ */
+int collie__auth_reply(const char *token, const unsigned char *challenge, unsigned char *reply);
+int collie__auth_check(const char *token, const unsigned char *challenge,
+                       const unsigned char *reply, const unsigned char *proof);
 
 /* Whether COLLIE_TOKEN is set (non-empty). */
 int collie__auth_has_token(void);

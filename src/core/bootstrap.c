@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "gate.h"
 #include "log.h"
 #include "sock.h"
 #include "status.h"
@@ -23,7 +24,6 @@
 #define HELLO_MAGIC 0x434c4253u /* "CLBS" */
 #define FRAME_MAGIC 0x434c4246u /* "CLBF" */
 #define PROTOCOL_VERSION 2u
-#define HANDSHAKE_NS 5000000000ull /* a connecting rank proves itself within 5 s */
 
 struct hello {
     uint32_t magic, version;
@@ -108,27 +108,28 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
     if (listen_fd < 0 &&
         collie__sock_listen(id->addr_host, id->addr_port, &listen_fd, err, sizeof err) != 0)
         return collie__fail(comm, COLLIE_ERR_SYSTEM, "rank 0 (the rendezvous): %s", err);
-    collie_status st = COLLIE_OK;
+    struct collie__gate *gate =
+        collie__gate_open(listen_fd, comm->token, sizeof(struct hello), "rank 0 (the rendezvous)");
+    collie_status st =
+        gate ? COLLIE_OK : collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the rendezvous");
     for (int joined = 1; joined < comm->size && st == COLLIE_OK;) {
         int fd;
-        if (collie__sock_accept(listen_fd, comm->deadline_ns, &fd) != 0) {
+        struct hello h;
+        if (collie__gate_next(gate, comm->deadline_ns, &fd, &h) != 0) {
             st = collie__fail(comm, errno == ETIMEDOUT ? COLLIE_ERR_TIMEOUT : COLLIE_ERR_SYSTEM,
                               "rank 0 waited %.1f s for ranks to connect to %s:%d; %d of %d "
-                              "arrived (COLLIE_TIMEOUT; did every rank start?)",
-                              comm->timeout_s, id->addr_host, id->addr_port, joined, comm->size);
+                              "arrived (COLLIE_TIMEOUT; did every rank start?)%s%s",
+                              comm->timeout_s, id->addr_host, id->addr_port, joined, comm->size,
+                              errno == ETIMEDOUT ? "" : ": ",
+                              errno == ETIMEDOUT ? "" : strerror(errno));
             break;
         }
-        /* A connection that cannot prove it knows the token never joins; the job goes on. */
-        uint64_t handshake_deadline = collie__now_ns() + HANDSHAKE_NS;
-        struct hello h;
-        if (collie__auth_accept(fd, comm->token, handshake_deadline) != 0 ||
-            collie__sock_recv(fd, &h, sizeof h, handshake_deadline) != 0 ||
-            h.magic != HELLO_MAGIC) {
+        if (h.magic != HELLO_MAGIC) { /* it knows the token, but speaks something else */
             char peer[128];
             collie__sock_peer_name(fd, peer, sizeof peer);
             COLLIE_WARN("bootstrap",
-                        "refused a connection from %s to %s:%d: it did not prove it "
-                        "knows COLLIE_TOKEN",
+                        "refused a connection from %s to %s:%d: it proved it knows COLLIE_TOKEN "
+                        "but sent no rendezvous hello (a collie of another version?)",
                         peer, id->addr_host, id->addr_port);
             close(fd);
             continue;
@@ -148,6 +149,7 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
         comm->boot->fd[h.rank] = fd;
         joined++;
     }
+    collie__gate_close(gate);
     close(listen_fd);
     if (st != COLLIE_OK)
         broadcast_failure(comm, st);

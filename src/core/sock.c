@@ -143,30 +143,36 @@ int collie__sock_connect(const char *host, int port, uint64_t deadline_ns, int *
     return -1;
 }
 
-void collie__sock_peer_name(int fd, char *name, size_t len)
+/* "address:port" of one end of fd: the other (peer) or this one. */
+static void end_name(int fd, int peer, char *name, size_t len)
 {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+    if ((peer ? getpeername : getsockname)(fd, (struct sockaddr *)&ss, &sl) == 0)
         getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port,
                     NI_NUMERICHOST | NI_NUMERICSERV);
     snprintf(name, len, "%s:%s", host, port);
 }
 
-int collie__sock_accept(int listen_fd, uint64_t deadline_ns, int *fd)
+void collie__sock_peer_name(int fd, char *name, size_t len) { end_name(fd, 1, name, len); }
+
+void collie__sock_local_name(int fd, char *name, size_t len) { end_name(fd, 0, name, len); }
+
+int collie__sock_accept_ready(int listen_fd, int *fd)
 {
     for (;;) {
-        if (wait_fd(listen_fd, POLLIN, deadline_ns) != 0)
-            return -1;
         int s = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
         if (s >= 0) {
             tune(s);
             *fd = s;
             return 0;
         }
-        if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN)
-            return -1;
+        if (errno == ECONNABORTED || errno == EINTR)
+            continue; /* that one is gone; there may be another */
+        if (errno == EWOULDBLOCK)
+            errno = EAGAIN;
+        return -1;
     }
 }
 

@@ -12,9 +12,15 @@
 int collie__sock_listen(const char *host, int port, int *fd, char *err, size_t errlen);
 int collie__sock_connect(const char *host, int port, uint64_t deadline_ns, int *fd, char *err,
                          size_t errlen);
-int collie__sock_accept(int listen_fd, uint64_t deadline_ns, int *fd);
-/* "address:port" of the other end of fd, for logs. */
+/*
+ * Accepts one connection waiting on a non-blocking listener, without
+ * waiting: 0 with *fd (blocking, close-on-exec, TCP_NODELAY), or -1 with
+ * errno EAGAIN when none is waiting (gate.h waits on the listener).
+ */
+int collie__sock_accept_ready(int listen_fd, int *fd);
+/* "address:port" of the other end of fd, or of this end, for logs. */
 void collie__sock_peer_name(int fd, char *name, size_t len);
+void collie__sock_local_name(int fd, char *name, size_t len);
 int collie__sock_send(int fd, const void *buf, size_t len, uint64_t deadline_ns);
 int collie__sock_recv(int fd, void *buf, size_t len, uint64_t deadline_ns);
 

@@ -29,6 +29,7 @@
 #include "../core/auth.h"
 #include "../core/bootstrap.h"
 #include "../core/config.h"
+#include "../core/gate.h"
 #include "../core/log.h"
 #include "../core/sock.h"
 #include "wire.h"
@@ -36,7 +37,6 @@
 #define HELLO_MAGIC 0x434c4e48u /* "CLNH" */
 #define DEFAULT_STREAMS 4
 #define STRIPE_MIN (256u << 10) /* shorter messages gain nothing from striping */
-#define HANDSHAKE_NS 5000000000ull
 
 struct hello {
     uint32_t magic;
@@ -56,6 +56,15 @@ collie_status collie__net_check_endpoints(collie_comm *comm, const struct collie
                                 r, (int)all[r].port);
     }
     return COLLIE_OK;
+}
+
+/* Whether a connection that proved the token names one this rank still expects. */
+static int hello_fits(const collie_comm *comm, const struct hello *h)
+{
+    int rank = h->rank, stream = h->stream;
+    return h->magic == HELLO_MAGIC && h->size == comm->size && rank > comm->rank &&
+           rank < comm->size && collie__local_index(comm, rank) < 0 && stream >= 0 &&
+           stream <= comm->net->streams && *collie__net_slot(comm, rank, stream) < 0;
 }
 
 static collie_status listen_here(collie_comm *comm, int *listen_fd, struct collie__net_endpoint *me)
@@ -117,34 +126,41 @@ static collie_status accept_from_above(collie_comm *comm, int listen_fd)
     int expected = 0;
     for (int q = comm->rank + 1; q < comm->size; q++)
         expected += collie__local_index(comm, q) < 0 ? comm->net->streams + 1 : 0;
+    if (!expected)
+        return COLLIE_OK;
+    char who[48];
+    snprintf(who, sizeof who, "rank %d", comm->rank);
+    struct collie__gate *gate =
+        collie__gate_open(listen_fd, comm->token, sizeof(struct hello), who);
+    if (!gate)
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory to accept connections");
+    collie_status st = COLLIE_OK;
     while (expected > 0) {
         int fd;
-        if (collie__sock_accept(listen_fd, comm->deadline_ns, &fd) != 0)
-            return collie__fail(comm, errno == ETIMEDOUT ? COLLIE_ERR_TIMEOUT : COLLIE_ERR_SYSTEM,
-                                "rank %d waited COLLIE_TIMEOUT=%.1f s for %d connection(s) from "
-                                "ranks on other hosts",
-                                comm->rank, comm->timeout_s, expected);
-        uint64_t dl = collie__now_ns() + HANDSHAKE_NS;
         struct hello h;
-        int ok = collie__auth_accept(fd, comm->token, dl) == 0 &&
-                 collie__sock_recv(fd, &h, sizeof h, dl) == 0 && h.magic == HELLO_MAGIC &&
-                 h.size == comm->size && h.rank > comm->rank && h.rank < comm->size &&
-                 collie__local_index(comm, h.rank) < 0 && h.stream >= 0 &&
-                 h.stream <= comm->net->streams && *collie__net_slot(comm, h.rank, h.stream) < 0;
-        if (!ok) {
+        if (collie__gate_next(gate, comm->deadline_ns, &fd, &h) != 0) {
+            st = collie__fail(comm, errno == ETIMEDOUT ? COLLIE_ERR_TIMEOUT : COLLIE_ERR_SYSTEM,
+                              "rank %d waited COLLIE_TIMEOUT=%.1f s for %d connection(s) from "
+                              "ranks on other hosts%s%s",
+                              comm->rank, comm->timeout_s, expected, errno == ETIMEDOUT ? "" : ": ",
+                              errno == ETIMEDOUT ? "" : strerror(errno));
+            break;
+        }
+        if (!hello_fits(comm, &h)) {
             char peer[128];
             collie__sock_peer_name(fd, peer, sizeof peer);
             COLLIE_WARN("net",
-                        "rank %d refused a connection from %s: it did not prove it knows "
-                        "COLLIE_TOKEN, or is no rank of this job",
-                        comm->rank, peer);
+                        "rank %d refused a connection from %s: it knows COLLIE_TOKEN but is no "
+                        "connection this rank still expects (rank %d of %d, stream %d)",
+                        comm->rank, peer, h.rank, h.size, h.stream);
             close(fd);
             continue;
         }
         *collie__net_slot(comm, h.rank, h.stream) = fd;
         expected--;
     }
-    return COLLIE_OK;
+    collie__gate_close(gate);
+    return st;
 }
 
 static collie_status connect_all(collie_comm *comm, const struct collie__net_endpoint *all,

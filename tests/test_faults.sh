@@ -7,7 +7,6 @@
 #   test_faults.sh WORKER host|hosts TRIALS [SEED]
 worker=$1 where=$2 trials=$3 seed=${4:-1}
 here=$(dirname "$0")
-. "$here/lib.sh"
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 if [ "$where" = host ]; then

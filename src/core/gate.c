@@ -153,8 +153,7 @@ int collie__gate_next(struct collie__gate *g, uint64_t deadline_ns, int *fd, voi
             if (g->waiting[i].deadline_ns < wake)
                 wake = g->waiting[i].deadline_ns;
         }
-        uint64_t ms = (wake - now + 999999) / 1000000;
-        int ready = poll(p, (nfds_t)(1 + g->n), ms > 60000 ? 60000 : (int)ms);
+        int ready = poll(p, (nfds_t)(1 + g->n), collie__poll_ms(now, wake, 60000));
         if (ready < 0 && errno != EINTR)
             return -1;
         if (ready <= 0)

@@ -28,7 +28,8 @@ struct collie__gate;
  * caller's to close (after collie__gate_close).  token: as auth.h (kept by
  * pointer: it must outlive the gate).  hello_bytes: what a connection sends
  * after its proof, at most COLLIE__GATE_HELLO_MAX.  who: names the listener
- * in the log ("rank 0 (the rendezvous)").  Returns NULL when out of memory.
+ * in the log ("rank 0 (the rendezvous)").  Returns NULL when out of memory
+ * (or when hello_bytes is over the limit: a caller's bug).
  */
 struct collie__gate *collie__gate_open(int listen_fd, const char *token, size_t hello_bytes,
                                        const char *who);

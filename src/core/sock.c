@@ -28,9 +28,8 @@ static int wait_fd(int fd, short events, uint64_t deadline_ns)
             errno = ETIMEDOUT;
             return -1;
         }
-        uint64_t ms = (deadline_ns - now + 999999) / 1000000;
         struct pollfd p = {fd, events, 0};
-        int r = poll(&p, 1, ms > 60000 ? 60000 : (int)ms);
+        int r = poll(&p, 1, collie__poll_ms(now, deadline_ns, 60000));
         if (r > 0)
             return 0;
         if (r < 0 && errno != EINTR)
@@ -170,8 +169,6 @@ int collie__sock_accept_ready(int listen_fd, int *fd)
         }
         if (errno == ECONNABORTED || errno == EINTR)
             continue; /* that one is gone; there may be another */
-        if (errno == EWOULDBLOCK)
-            errno = EAGAIN;
         return -1;
     }
 }

@@ -76,11 +76,8 @@ static collie_status wait_some(collie_comm *comm, struct collie__xfer *x, int n,
     if (st != COLLIE_OK)
         return st;
     int ms = fdless ? MIXED_POLL_MS : FD_POLL_MS;
-    if (until_ns) {
-        uint64_t now = collie__now_ns();
-        uint64_t left_ms = now < until_ns ? (until_ns - now + 999999) / 1000000 : 0;
-        ms = left_ms < (uint64_t)ms ? (int)left_ms : ms;
-    }
+    if (until_ns)
+        ms = collie__poll_ms(collie__now_ns(), until_ns, ms);
     if (poll(fds, (nfds_t)nfds, ms) < 0 && errno != EINTR)
         return collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d: poll: %s", comm->rank,
                             strerror(errno));

@@ -367,6 +367,25 @@ COLLIE_API collie_status collie_comm_split(collie_comm *comm, int color, int key
                                            collie_comm **newcomm);
 
 /*
+ * ULFM's MPI_Comm_shrink (NCCL's ncclCommShrink): after a failure, the ranks
+ * of comm that are still alive agree on who they are and get a new
+ * communicator of exactly those, in their order in comm (rank 0: the
+ * lowest survivor).  Call it on every survivor, on comm as it was (failed
+ * or not); comm is left as it is and still must be finalized.
+ *
+ * Within a bounded time, even if more ranks fail meanwhile: a rank whose
+ * process is gone is known at once (its listener refuses), a rank that is
+ * alive but does not take part within COLLIE_TIMEOUT is left out (a stalled
+ * candidate to coordinate costs one COLLIE_TIMEOUT each), and the call
+ * gives up after 3 x COLLIE_TIMEOUT.  A rank left out returns
+ * COLLIE_ERR_PEER_LOST (or TIMEOUT) and *newcomm NULL.  If a member is lost
+ * while the new communicator forms, its init fails on the others like
+ * collie_init_rank's; shrink comm again.  On error collie_last_error(NULL)
+ * says why.  Like collie_comm_split, not from two threads on one comm.
+ */
+COLLIE_API collie_status collie_comm_shrink(collie_comm *comm, collie_comm **newcomm);
+
+/*
  * Fails comm now, from any thread: a thread blocked in a call or a wait on
  * comm returns COLLIE_ERR_ABORTED at once, and so does every pending and
  * later call (ranks on this host see it too; ranks on other hosts see this

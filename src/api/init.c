@@ -13,6 +13,7 @@
 #include "../core/auth.h"
 #include "../core/bootstrap.h"
 #include "../core/config.h"
+#include "../core/door.h"
 #include "../core/log.h"
 #include "../core/uid.h"
 #include "../transport/transport.h"
@@ -51,6 +52,7 @@ static void destroy(collie_comm *comm)
     collie__async_shutdown(comm); /* pending requests complete or fail first */
     collie__timeline_detach(comm);
     collie__transports_close(comm);
+    collie__door_close(comm);
     collie__bootstrap_close(comm);
     collie__comm_free(comm);
 }
@@ -70,6 +72,8 @@ static collie_status join(collie_comm *comm, const struct collie__identity *id)
     if (st == COLLIE_OK)
         st = collie__comm_find_hosts(comm, id->host_id, sizeof id->host_id, id->local_rank,
                                      id->local_size, id->source);
+    if (st == COLLIE_OK)
+        st = collie__door_open(comm);
     if (st == COLLIE_OK)
         st = collie__select_check_hosts(comm);
     if (st == COLLIE_OK)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "config.h"
 #include "gate.h"
 #include "log.h"
 #include "sock.h"
@@ -263,6 +264,23 @@ int collie__bootstrap_local_addr(const collie_comm *comm, char *host, size_t len
             return 0;
     }
     return -1;
+}
+
+collie_status collie__bootstrap_own_addr(collie_comm *comm, char *host, size_t len)
+{
+    const char *ifname = collie__config_string(COLLIE_CFG_SOCKET_IFNAME);
+    char seen[256];
+    if (*ifname && collie__sock_if_addr(ifname, host, len, seen, sizeof seen))
+        return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
+                            "COLLIE_SOCKET_IFNAME='%s': rank %d has no IPv4 interface of that "
+                            "name (it has: %s)",
+                            ifname, comm->rank, seen);
+    if (!*ifname && collie__bootstrap_local_addr(comm, host, len) != 0)
+        return collie__fail(comm, COLLIE_ERR_SYSTEM,
+                            "rank %d cannot tell its own address from the rendezvous; set "
+                            "COLLIE_SOCKET_IFNAME",
+                            comm->rank);
+    return COLLIE_OK;
 }
 
 void collie__bootstrap_close(collie_comm *comm)

@@ -56,6 +56,13 @@ collie_status collie__bootstrap_barrier(collie_comm *comm);
 /* This rank's end of its rendezvous connections, as a numeric address; 0, or -1. */
 int collie__bootstrap_local_addr(const collie_comm *comm, char *host, size_t len);
 
+/*
+ * The address this rank's peers on other hosts reach it at: the first IPv4
+ * address of COLLIE_SOCKET_IFNAME, else this rank's end of its rendezvous
+ * connections.  COLLIE_OK, or the failure recorded on comm.
+ */
+collie_status collie__bootstrap_own_addr(collie_comm *comm, char *host, size_t len);
+
 /* Closes every bootstrap connection; NULL-safe. */
 void collie__bootstrap_close(collie_comm *comm);
 

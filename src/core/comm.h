@@ -26,6 +26,7 @@ struct collie__shm;
 struct collie__net;
 struct collie__transport;
 struct collie__async;
+struct collie__door;
 
 /*
  * What runs an operation: collectives (on the caller or the collective lane),
@@ -62,7 +63,8 @@ struct collie_comm {
 
     struct collie__bootstrap *boot;
     struct collie__shm *shm;
-    struct collie__net *net;                         /* NULL on one host */
+    struct collie__net *net;   /* NULL on one host */
+    struct collie__door *door; /* where survivors meet (door.h); NULL for one rank */
     const struct collie__transport **peer_transport; /* indexed by global rank */
     collie__fail_hook on_fail;                       /* set by the transport layer when it opens */
 

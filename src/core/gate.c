@@ -31,6 +31,7 @@ struct waiting {
     uint64_t deadline_ns;
     int replied; /* 0: reading the challenge; 1: reading the proof and the hello */
     size_t have; /* bytes of the current read received */
+    int left;    /* it closed the connection itself */
     unsigned char challenge[COLLIE__AUTH_CHALLENGE_BYTES];
     unsigned char reply[COLLIE__AUTH_REPLY_BYTES];
     unsigned char proof_hello[COLLIE__AUTH_PROOF_BYTES + COLLIE__GATE_HELLO_MAX];
@@ -62,12 +63,16 @@ struct collie__gate *collie__gate_open(int listen_fd, const char *token, size_t 
     return g;
 }
 
-/* Closes waiting[i], logging why, and moves the last one into its place. */
+/*
+ * Closes waiting[i], logging why, and moves the last one into its place.
+ * One that left of its own accord (a health check, a peer probing whether
+ * this process lives, a connector that gave up) is no threat: INFO, not WARN.
+ */
 static void refuse(struct collie__gate *g, int i, const char *why)
 {
     char peer[128];
     collie__sock_peer_name(g->waiting[i].fd, peer, sizeof peer);
-    COLLIE_WARN("auth",
+    collie__log(g->waiting[i].left ? COLLIE_LOG_INFO : COLLIE_LOG_WARN, "auth",
                 "%s refused a connection from %s to %s: it did not prove it knows "
                 "COLLIE_TOKEN (%s)",
                 g->who, peer, g->where, why);
@@ -109,6 +114,7 @@ static int advance(struct collie__gate *g, int i)
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return 0;
     if (got <= 0) {
+        w->left = got == 0 && !w->replied; /* before the reply: it was not told anything */
         refuse(g, i, got == 0 ? "it closed the connection" : strerror(errno));
         return -1;
     }
@@ -119,6 +125,12 @@ static int advance(struct collie__gate *g, int i)
         if (collie__auth_check(g->token, w->challenge, w->reply, w->proof_hello) == 0)
             return 1;
         refuse(g, i, "its proof is wrong: another token?");
+        return -1;
+    }
+    char next;
+    if (recv(w->fd, &next, 1, MSG_PEEK | MSG_DONTWAIT) == 0) { /* a knock given up on */
+        w->left = 1;
+        refuse(g, i, "it left before the reply");
         return -1;
     }
     if (collie__auth_reply(g->token, w->challenge, w->reply) != 0) {

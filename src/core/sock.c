@@ -142,6 +142,24 @@ int collie__sock_connect(const char *host, int port, uint64_t deadline_ns, int *
     return -1;
 }
 
+int collie__sock_connect_once(const char *host, int port, uint64_t deadline_ns, int *fd)
+{
+    char err[256];
+    struct addrinfo *res = resolve(host, port, 0, err, sizeof err);
+    if (!res) {
+        errno = EINVAL;
+        return -1;
+    }
+    int s = connect_once(res, deadline_ns), saved = errno;
+    freeaddrinfo(res);
+    if (s < 0) {
+        errno = saved;
+        return -1;
+    }
+    *fd = s;
+    return 0;
+}
+
 /* "address:port" of one end of fd: the other (peer) or this one. */
 static void end_name(int fd, int peer, char *name, size_t len)
 {

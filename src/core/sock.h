@@ -13,6 +13,12 @@ int collie__sock_listen(const char *host, int port, int *fd, char *err, size_t e
 int collie__sock_connect(const char *host, int port, uint64_t deadline_ns, int *fd, char *err,
                          size_t errlen);
 /*
+ * One attempt, no retry: a refused connection fails at once with errno
+ * ECONNREFUSED (nobody listens there: for a peer's listener, proof that its
+ * process is gone), an unanswered one with ETIMEDOUT at deadline_ns.
+ */
+int collie__sock_connect_once(const char *host, int port, uint64_t deadline_ns, int *fd);
+/*
  * Accepts one connection waiting on a non-blocking listener, without
  * waiting: 0 with *fd (blocking, close-on-exec, TCP_NODELAY), or -1 with
  * errno EAGAIN when none is waiting (gate.h waits on the listener).

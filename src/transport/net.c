@@ -69,19 +69,7 @@ static int hello_fits(const collie_comm *comm, const struct hello *h)
 
 static collie_status listen_here(collie_comm *comm, int *listen_fd, struct collie__net_endpoint *me)
 {
-    const char *ifname = collie__config_string(COLLIE_CFG_SOCKET_IFNAME);
-    collie_status st = COLLIE_OK;
-    char seen[256];
-    if (*ifname && collie__sock_if_addr(ifname, me->host, sizeof me->host, seen, sizeof seen))
-        st = collie__fail(comm, COLLIE_ERR_INVALID_ARG,
-                          "COLLIE_SOCKET_IFNAME='%s': rank %d has no IPv4 interface of that name "
-                          "(it has: %s)",
-                          ifname, comm->rank, seen);
-    else if (!*ifname && collie__bootstrap_local_addr(comm, me->host, sizeof me->host) != 0)
-        st = collie__fail(comm, COLLIE_ERR_SYSTEM,
-                          "rank %d cannot tell its own address from the "
-                          "rendezvous; set COLLIE_SOCKET_IFNAME",
-                          comm->rank);
+    collie_status st = collie__bootstrap_own_addr(comm, me->host, sizeof me->host);
     if (st != COLLIE_OK)
         return st;
     char err[256];

@@ -43,6 +43,17 @@ for r in 0 1; do
     expect_output "^\[rank $r\] one$"; expect_output "^\[rank $r\] two$"; expect_output "^\[rank $r\] three$"
 done
 
+# --keep-going: a rank lost to a signal does not stop the others, and the job
+# succeeds if the rest exit 0; a rank that exits with an error still fails it
+expect_status 0 "$collie" run -n 3 --keep-going sh -c \
+    'if [ $COLLIE_RANK = 1 ]; then kill -9 $$; fi; sleep 0.3; echo "rank $COLLIE_RANK done"'
+expect_output "rank 1 \(pid [0-9]+\) was killed by signal 9 \(Killed\); the other 2 go on"
+expect_output "rank 0 done"; expect_output "rank 2 done"
+expect_status 3 "$collie" run -n 3 --keep-going sh -c \
+    'if [ $COLLIE_RANK = 2 ]; then exit 3; fi; sleep 0.3; echo "rank $COLLIE_RANK done"'
+expect_output "rank 0 done"; expect_output "rank 1 done"
+expect_status 137 "$collie" run -n 2 --keep-going sh -c 'kill -9 $$'
+
 # usage errors
 expect_status 2 "$collie" run
 expect_output "no program"

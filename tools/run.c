@@ -59,6 +59,7 @@ struct job {
     int failed_rank; /* first rank that failed, -1 if none */
     int exit_code;
     int stopping;      /* SIGTERM sent to everyone */
+    int keep_going;    /* a failing rank does not stop the others (--keep-going) */
     long long kill_at; /* when to escalate to SIGKILL (ms), 0: not scheduled */
 };
 
@@ -81,6 +82,9 @@ static void usage(FILE *out)
             "  --rsh CMD           how to reach a host (default $COLLIE_RSH, else\n"
             "                      'ssh -o BatchMode=yes'); run as CMD HOST COMMAND\n"
             "  --port P            rank 0's rendezvous port (default: a free one)\n"
+            "  --keep-going        a rank that fails does not stop the others (a job that\n"
+            "                      shrinks and goes on: collie_comm_shrink); exits 0 when\n"
+            "                      some rank exited 0 and none with an error\n"
             "  --tag-output        prefix every output line with [rank R] (across hosts:\n"
             "                      [rank R@host], always on)\n"
             "  --bind auto|none    auto (default, or $COLLIE_BIND): when this host's ranks\n"
@@ -347,7 +351,15 @@ static void reap(struct job *job)
             k->status = status;
             job->live--;
             int failed = WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
-            if (failed && job->failed_rank < 0) {
+            if (failed && job->keep_going) {
+                char how[96];
+                describe(status, how, sizeof how);
+                if (job->failed_rank < 0)
+                    job->failed_rank = r;
+                fprintf(stderr,
+                        "collie run: rank %d (pid %d) %s; the other %d go on (--keep-going)\n", r,
+                        (int)pid, how, job->live);
+            } else if (failed && job->failed_rank < 0) {
                 char how[96];
                 describe(status, how, sizeof how);
                 job->failed_rank = r;
@@ -404,6 +416,25 @@ static int open_streams(const struct job *job)
     for (int r = 0; r < job->n; r++)
         open += (job->ranks[r].streams[0].fd >= 0) + (job->ranks[r].streams[1].fd >= 0);
     return open;
+}
+
+/*
+ * --keep-going: the job succeeded if some rank exited 0 and none exited
+ * with an error; ranks lost to signals are the failures it was meant to
+ * survive.  Else the first error, or the first signal if no rank exited.
+ */
+static int survivors_status(const struct job *job)
+{
+    int ok = 0, signalled = 0;
+    for (int r = 0; r < job->n; r++) {
+        int st = job->ranks[r].status;
+        if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+            return WEXITSTATUS(st);
+        ok += WIFEXITED(st);
+        if (WIFSIGNALED(st) && !signalled)
+            signalled = 128 + WTERMSIG(st);
+    }
+    return ok ? 0 : signalled;
 }
 
 static int supervise(struct job *job, int sfd)
@@ -467,7 +498,7 @@ static int supervise(struct job *job, int sfd)
     free(p);
     free(who);
     free(whose);
-    return job->exit_code;
+    return job->keep_going && !job->exit_code ? survivors_status(job) : job->exit_code;
 }
 
 /*
@@ -569,6 +600,8 @@ static int parse(int argc, char **argv, struct job *job, int *port, int *code)
             bind = argv[++i];
         } else if (!strcmp(a, "--tag-output")) {
             job->tag = 1;
+        } else if (!strcmp(a, "--keep-going")) {
+            job->keep_going = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             *code = 0;

@@ -65,6 +65,14 @@ static void usage(FILE *out)
         "  --max-steps N       stop after N steps\n"
         "  --csv FILE, --json FILE   per-epoch rows and the summary\n"
         "  --save FILE         the trained parameters, float32 (W1 b1 W2 b2 ...)\n"
+        "  --elastic           a lost rank does not end the job: the survivors shrink the\n"
+        "                      communicator, go back to the last step all of them completed,\n"
+        "                      re-shard the data, rescale the rate and go on (-n: collie run\n"
+        "                      --keep-going)\n"
+        "  --checkpoint FILE   rank 0 writes the whole state there, atomically, at the end of\n"
+        "                      each epoch, or every K steps with --checkpoint-every K\n"
+        "  --resume FILE       continue from a checkpoint: on as many ranks, bit for bit\n"
+        "  --inject-kill R:S   testing: rank R SIGKILLs itself before step S\n"
         "  --scaling 1,2,4,8   run at each rank count; print speedup, efficiency, time to target\n"
         "  --plot FILE.png     accuracy and loss against time (and the scaling curve), by "
         "gnuplot\n",
@@ -145,6 +153,10 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
         }
         if (!strcmp(a, "--no-overlap")) {
             c->no_overlap = 1;
+            continue;
+        }
+        if (!strcmp(a, "--elastic")) {
+            c->elastic = 1;
             continue;
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -281,7 +293,19 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
             cli->plot = v;
         else if (!strcmp(a, "--raw"))
             cli->raw = v; /* internal: driver <-> job */
-        else if (!strcmp(a, "--scaling")) {
+        else if (!strcmp(a, "--checkpoint"))
+            c->checkpoint = v;
+        else if (!strcmp(a, "--resume"))
+            c->resume = v;
+        else if (!strcmp(a, "--checkpoint-every")) {
+            c->checkpoint_every = (int)strtol(v, &end, 10);
+            if (c->checkpoint_every < 1)
+                goto bad;
+        } else if (!strcmp(a, "--inject-kill")) {
+            if (sscanf(v, "%d:%d", &c->kill_rank, &c->kill_step) != 2 || c->kill_rank < 0 ||
+                c->kill_step < 1)
+                goto bad;
+        } else if (!strcmp(a, "--scaling")) {
             if (parse_counts(v, cli))
                 goto bad;
         } else {
@@ -304,6 +328,15 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
     if (c->sync == TRAIN_SYNC_PUSH_SUM && c->awc) {
         fprintf(stderr, "collie train: --combine awc does not apply to --sync push-sum (it never "
                         "waits for its neighbours)\n");
+        return -1;
+    }
+    if (c->sync != TRAIN_SYNC_ALLREDUCE && (c->elastic || c->checkpoint || c->resume)) {
+        fprintf(stderr, "collie train: --elastic, --checkpoint and --resume need --sync allreduce "
+                        "(with neighbour averaging every rank holds a different model)\n");
+        return -1;
+    }
+    if (c->checkpoint_every && !c->checkpoint) {
+        fprintf(stderr, "collie train: --checkpoint-every needs --checkpoint FILE\n");
         return -1;
     }
     if (c->sync != TRAIN_SYNC_ALLREDUCE && c->grad_dtype != COLLIE_FLOAT32) {
@@ -365,6 +398,8 @@ static int launch(int argc, char **argv, const struct train_config *c, const str
         int a = 0;
         snprintf(n, sizeof n, "%d", counts[k]);
         args[a++] = collie, args[a++] = "run", args[a++] = "-n", args[a++] = n;
+        if (c->elastic)
+            args[a++] = "--keep-going"; /* a lost rank must not stop the survivors */
         args[a++] = self;
         for (int i = 1; i < argc; i++) {
             if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--scaling") ||
@@ -434,7 +469,7 @@ int collie_tool_train(int argc, char **argv)
                : c.libsvm  ? c.libsvm
                            : c.data);
     int rc = train_run(comm, &c, &r);
-    if (rc == 0 && collie_rank(comm) == 0) {
+    if (rc == 0 && r.root) {
         train_print_summary(stdout, &c, &r);
         if (cli.csv && train_write_csv(cli.csv, &r))
             fprintf(stderr, "collie train: cannot write %s\n", cli.csv);

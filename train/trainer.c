@@ -8,7 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include "check.h"
+#include "checkpoint.h"
 #include "dataset.h"
 #include "schedule.h"
 
@@ -108,11 +111,19 @@ struct run {
     collie_comm *comm;
     const struct train_config *c;
     struct train_result *r;
-    int rank, ranks, steps_per_epoch, iter;
+    int rank, ranks, steps_per_epoch, iter; /* iter: steps this process took (timing) */
+    int first_rank;                         /* in the job this run started on */
     struct dataset train, test;
     struct mlp m;
     struct optim o;
-    struct lr_schedule lr;
+    struct train_state st; /* where the run stands, beside the model (checkpoint.h) */
+    int perm_epoch;        /* the epoch whose order perm holds; -1: none yet */
+    void *blob;            /* a packed state: checkpoints, resume, recovery */
+    size_t blob_bytes;
+    void *snap; /* elastic: the state before the last step's update (every survivor has it) */
+    int64_t snap_iter;  /* its step; -1: none */
+    collie_comm *owned; /* elastic: the survivors' communicator this run made, else NULL */
+    double t_step;      /* when the step in flight began */
     float *xb;
     uint8_t *yb;
     int *perm;
@@ -162,6 +173,75 @@ static int load_everywhere(struct run *u)
     return -1;
 }
 
+/* The run's state packed into u->blob (the moments and step count from the optimizer). */
+static void pack(struct run *u, const struct train_state *st)
+{
+    struct train_state copy = *st;
+    copy.optim_t = u->o.t;
+    ckpt_pack(u->blob, &copy, &u->m, &u->o);
+}
+
+/* Rank 0's u->blob to every rank, unpacked everywhere.  0, or -1. */
+static int adopt_rank0(struct run *u, const char *what)
+{
+    if (train_check(u->comm, collie_broadcast(u->comm, u->blob, u->blob_bytes, COLLIE_UINT8, 0),
+                    what))
+        return -1;
+    ckpt_unpack(u->blob, &u->st, &u->m, &u->o);
+    if (u->rank != 0) /* the epoch's loss so far is counted once, at rank 0 */
+        u->st.loss_sum = u->st.loss_count = 0;
+    return 0;
+}
+
+/* --resume: rank 0 reads the checkpoint, every rank continues from it. */
+static int resume(struct run *u)
+{
+    char err[512] = "";
+    int ok = u->rank != 0 || ckpt_read(u->c->resume, u->blob, u->blob_bytes, err, sizeof err) == 0;
+    if (train_check(u->comm, collie_broadcast(u->comm, &ok, 1, COLLIE_INT32, 0), "resume"))
+        return -1;
+    if (!ok) {
+        if (u->rank == 0)
+            fprintf(stderr, "collie train: --resume %s\n", err);
+        return -1;
+    }
+    if (adopt_rank0(u, "resume"))
+        return -1;
+    if (u->st.ranks != u->ranks) { /* the rate follows the global batch, as at the start */
+        if (u->c->scale_lr)
+            u->st.lr.lr *= (float)u->ranks / (float)u->st.ranks;
+        if (u->rank == 0)
+            printf("collie train: the checkpoint was taken on %d rank(s); on %d the global "
+                   "batch differs, so the run is no longer the same bit for bit\n",
+                   u->st.ranks, u->ranks);
+        u->st.ranks = u->ranks;
+    }
+    if (u->rank == 0)
+        printf("collie train: resumed from %s at step %lld (epoch %d, sample %lld)\n", u->c->resume,
+               (long long)u->st.iter, u->st.epoch + 1, (long long)u->st.pos);
+    return 0;
+}
+
+/* Rank 0 writes the state to --checkpoint (the epoch's loss so far summed over the ranks). */
+static int checkpoint(struct run *u)
+{
+    struct train_state st = u->st;
+    double sums[2] = {st.loss_sum, st.loss_count};
+    if (train_check(u->comm, collie_allreduce(u->comm, sums, sums, 2, COLLIE_FLOAT64, COLLIE_SUM),
+                    "checkpoint"))
+        return -1;
+    if (u->rank != 0)
+        return 0;
+    st.loss_sum = sums[0], st.loss_count = sums[1];
+    st.rng = u->m.rng;
+    pack(u, &st);
+    char err[512];
+    if (ckpt_write(u->c->checkpoint, u->blob, u->blob_bytes, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "collie train: --checkpoint: %s\n", err); /* training goes on */
+    return 0;
+}
+
 /* The buffers and the schedule, and the same weights everywhere (the model exists). */
 static int setup(struct run *u)
 {
@@ -173,14 +253,20 @@ static int setup(struct run *u)
                     u->train.n, c->batch, u->ranks);
         return -1;
     }
-    int max_iters = c->max_steps > 0 ? c->max_steps : u->steps_per_epoch * c->epochs;
+    /* Steps this process may take: after a shrink, fewer ranks take more steps per epoch. */
+    int max_iters = c->max_steps > 0 ? c->max_steps : (u->train.n / c->batch) * c->epochs;
     u->xb = malloc(sizeof(float) * (size_t)c->batch * (size_t)u->train.dim);
     u->yb = malloc((size_t)c->batch);
     u->perm = malloc(sizeof(int) * (size_t)u->train.n);
     u->iter_s = malloc(sizeof(double) * (size_t)(max_iters + 1));
     u->r->epoch = calloc((size_t)c->epochs + 1, sizeof *u->r->epoch);
-    if (!u->xb || !u->yb || !u->perm || !u->iter_s || !u->r->epoch ||
-        !(u->wire = malloc(u->m.nparams * 2))) {
+    u->blob_bytes = ckpt_bytes(&u->m, &u->o);
+    u->blob = malloc(u->blob_bytes);
+    u->snap = c->elastic ? malloc(u->blob_bytes) : NULL;
+    u->snap_iter = -1;
+    u->perm_epoch = -1;
+    if (!u->xb || !u->yb || !u->perm || !u->iter_s || !u->r->epoch || !u->blob ||
+        (c->elastic && !u->snap) || !(u->wire = malloc(u->m.nparams * 2))) {
         fprintf(stderr, "collie train: out of memory\n");
         return -1;
     }
@@ -189,20 +275,23 @@ static int setup(struct run *u)
         decentral_init(&u->dc, u->comm, c->sync, c->topology, c->awc, c->global_avg_every,
                        u->m.nparams))
         return -1;
-    lr_schedule_init(&u->lr, c->lr, u->ranks, c->scale_lr,
+    lr_schedule_init(&u->st.lr, c->lr, u->ranks, c->scale_lr,
                      (long)c->warmup_epochs * u->steps_per_epoch, c->plateau_factor,
                      c->plateau_patience, c->min_lr);
+    u->st.ranks = u->ranks;
+    if (c->resume)
+        return resume(u);
     /* Same seed, same weights; the broadcast makes it so whatever the seed does. */
     return train_check(u->comm,
                        collie_broadcast(u->comm, u->m.params, u->m.nparams, COLLIE_FLOAT32, 0),
                        "broadcast");
 }
 
-/* Copies this rank's share of step s's global batch into xb, yb. */
-static void gather_batch(struct run *u, int s)
+/* Copies this rank's share of the next global batch (from st.pos) into xb, yb. */
+static void gather_batch(struct run *u)
 {
     const struct train_config *c = u->c;
-    const int *idx = u->perm + ((size_t)s * (size_t)u->ranks + (size_t)u->rank) * (size_t)c->batch;
+    const int *idx = u->perm + (size_t)u->st.pos + (size_t)u->rank * (size_t)c->batch;
     for (int i = 0; i < c->batch; i++) {
         memcpy(u->xb + (size_t)i * (size_t)u->train.dim,
                u->train.x + (size_t)idx[i] * (size_t)u->train.dim,
@@ -222,15 +311,37 @@ static void account(struct run *u, double compute, double comm, double total)
     u->iter_s[u->iter++] = total;
 }
 
+/* Elastic: keeps the state before this step's update, which every survivor reached. */
+static void snapshot(struct run *u, uint64_t rng_before)
+{
+    if (!u->snap)
+        return;
+    struct train_state st = u->st;
+    st.rng = rng_before;
+    st.optim_t = u->o.t;
+    ckpt_pack(u->snap, &st, &u->m, &u->o);
+    u->snap_iter = u->st.iter;
+}
+
+/* A step done: the position moves by one global batch. */
+static void advance(struct run *u, double loss)
+{
+    u->st.iter++;
+    u->st.pos += (int64_t)u->c->batch * u->ranks;
+    u->st.loss_sum += loss;
+    u->st.loss_count += 1;
+    u->st.ranks = u->ranks;
+}
+
 /*
- * Step s of epoch e, decentralized: this rank's gradient updates its own
+ * One step, decentralized: this rank's gradient updates its own
  * model, which is averaged with the neighbours' (during the passes for AWC,
  * after the update for ATC).
  */
-static int decentral_step(struct run *u, int e, int s, double *loss_sum)
+static int decentral_step(struct run *u)
 {
     const struct train_config *c = u->c;
-    gather_batch(u, s);
+    gather_batch(u);
     u->m.grads_ready = NULL;
     unsigned long long before, after;
     collie_get_counters(u->comm, NULL, &before);
@@ -238,13 +349,12 @@ static int decentral_step(struct run *u, int e, int s, double *loss_sum)
     if (decentral_before(&u->dc, u->m.params, u->m.nparams))
         return -1;
     double t1 = collie_wtime();
-    *loss_sum += mlp_forward_backward(&u->m, u->xb, u->yb, c->batch, 1);
+    double loss = mlp_forward_backward(&u->m, u->xb, u->yb, c->batch, 1);
     double t2 = collie_wtime();
     if (decentral_combine(&u->dc, u->m.params, u->m.nparams))
         return -1;
     double t3 = collie_wtime();
-    optim_step(&u->o, u->m.params, u->m.grads,
-               lr_schedule_at(&u->lr, (long)e * u->steps_per_epoch + s));
+    optim_step(&u->o, u->m.params, u->m.grads, lr_schedule_at(&u->st.lr, (long)u->st.iter));
     double t4 = collie_wtime();
     if (decentral_after(&u->dc, u->m.params, u->m.nparams))
         return -1;
@@ -252,26 +362,40 @@ static int decentral_step(struct run *u, int e, int s, double *loss_sum)
     collie_get_counters(u->comm, NULL, &after);
     u->grad_bytes += (double)(after - before) + decentral_take_sent(&u->dc);
     account(u, (t2 - t1) + (t4 - t3), (t1 - t0) + (t3 - t2) + (t5 - t4), t5 - t0);
+    advance(u, loss);
     return 0;
 }
 
-/* Step s of epoch e: this rank's share of the global batch, gradients averaged. */
-static int step(struct run *u, int e, int s, double *loss_sum)
+/* One step: this rank's share of the global batch, gradients averaged. */
+static int step(struct run *u)
 {
     const struct train_config *c = u->c;
+    u->t_step = collie_wtime();
+    if (c->kill_step > 0 && u->st.iter == c->kill_step && u->first_rank == c->kill_rank) {
+        printf("collie train: rank %d kills itself at step %lld (--inject-kill)\n", u->first_rank,
+               (long long)u->st.iter);
+        fflush(stdout);
+        raise(SIGKILL);
+    }
     if (c->sync != TRAIN_SYNC_ALLREDUCE)
-        return decentral_step(u, e, s, loss_sum);
-    gather_batch(u, s);
-    /* With overlap, the layers' allreduces start inside the pass, except on sampled steps. */
-    int sampled = !c->no_overlap && u->iter >= WARMUP_ITERS && u->iter % SAMPLE_EVERY == 0;
+        return decentral_step(u);
+    gather_batch(u);
+    uint64_t rng_before = u->m.rng;
+    /*
+     * With overlap, the layers' allreduces start inside the pass, except on
+     * sampled steps.  Counted in steps of the run, so that a resumed run
+     * reduces in the same shapes, hence the same bits.
+     */
+    int sampled = !c->no_overlap && u->st.iter >= WARMUP_ITERS && u->st.iter % SAMPLE_EVERY == 0;
     int overlap = !c->no_overlap && !sampled;
     u->m.grads_ready = overlap ? issue_layer : NULL;
     u->m.grads_arg = u;
     u->nreq = 0;
+    u->issue_failed = 0;
     unsigned long long before, after;
     collie_get_counters(u->comm, NULL, &before);
     double t0 = collie_wtime();
-    *loss_sum += mlp_forward_backward(&u->m, u->xb, u->yb, c->batch, 1);
+    double loss = mlp_forward_backward(&u->m, u->xb, u->yb, c->batch, 1);
     double t1 = collie_wtime();
     if (overlap
             ? train_check(u->comm, collie_waitall((size_t)u->nreq, u->req), "gradient allreduce") ||
@@ -281,8 +405,8 @@ static int step(struct run *u, int e, int s, double *loss_sum)
     collie_get_counters(u->comm, NULL, &after);
     u->grad_bytes += (double)(after - before);
     double t2 = collie_wtime();
-    optim_step(&u->o, u->m.params, u->m.grads,
-               lr_schedule_at(&u->lr, (long)e * u->steps_per_epoch + s));
+    snapshot(u, rng_before);
+    optim_step(&u->o, u->m.params, u->m.grads, lr_schedule_at(&u->st.lr, (long)u->st.iter));
     double t3 = collie_wtime();
     if (sampled) { /* the sample measures; the step still counts in the throughput */
         u->comm_alone += t2 - t1;
@@ -291,23 +415,46 @@ static int step(struct run *u, int e, int s, double *loss_sum)
     } else {
         account(u, (t1 - t0) + (t3 - t2), t2 - t1, t3 - t0);
     }
+    advance(u, loss);
     return 0;
 }
 
-/* Epoch e: its steps, then loss, accuracy and the report; *stop when the target is reached. */
-static int epoch(struct run *u, int e, int *stop)
+static int more_steps(const struct run *u)
+{
+    return u->c->max_steps <= 0 || u->st.iter < u->c->max_steps;
+}
+
+/* Whether the epoch's order still holds a whole global batch from st.pos. */
+static int batch_left(const struct run *u)
+{
+    return u->st.pos + (int64_t)u->c->batch * u->ranks <= u->train.n;
+}
+
+/*
+ * The rest of the epoch in progress (st.epoch, from st.pos), then loss,
+ * accuracy and the report; *stop when the target is reached.
+ */
+static int epoch(struct run *u, int *stop)
 {
     const struct train_config *c = u->c;
     struct train_result *r = u->r;
-    double loss_sum = 0, t_epoch = collie_wtime();
-    dataset_shuffle(u->perm, u->train.n, c->seed, e);
-    int steps = 0;
-    for (int s = 0; s < u->steps_per_epoch && (c->max_steps <= 0 || u->iter < c->max_steps);
-         s++, steps++)
-        if (step(u, e, s, &loss_sum))
+    int e = u->st.epoch;
+    double t_epoch = collie_wtime();
+    int64_t pos0 = u->st.pos;
+    if (u->perm_epoch != e) {
+        dataset_shuffle(u->perm, u->train.n, c->seed, e);
+        u->perm_epoch = e;
+    }
+    while (batch_left(u) && more_steps(u)) {
+        if (step(u))
             return -1;
-    double loss = loss_sum;
-    if (train_check(u->comm, collie_allreduce(u->comm, &loss, &loss, 1, COLLIE_FLOAT64, COLLIE_SUM),
+        if (c->checkpoint && c->checkpoint_every > 0 && u->st.iter % c->checkpoint_every == 0 &&
+            checkpoint(u))
+            return -1;
+    }
+    int whole = !batch_left(u); /* not cut short by --max-steps */
+    double sums[2] = {u->st.loss_sum, u->st.loss_count};
+    if (train_check(u->comm, collie_allreduce(u->comm, sums, sums, 2, COLLIE_FLOAT64, COLLIE_SUM),
                     "loss"))
         return -1;
     /* Decentralized: the mean model is the one evaluated, and its spread reported. */
@@ -323,12 +470,12 @@ static int epoch(struct run *u, int e, int *stop)
     struct train_epoch *ep = &r->epoch[r->epochs_run++];
     ep->epoch = e + 1;
     ep->wall_s = collie_wtime() - u->t_start;
-    ep->loss = loss / ((double)steps * u->ranks);
+    ep->loss = sums[1] > 0 ? sums[0] / sums[1] : 0;
     ep->test_accuracy = acc;
-    ep->samples_per_s = (double)steps * c->batch * u->ranks / (collie_wtime() - t_epoch);
-    ep->lr = lr_schedule_at(&u->lr, (long)(e + 1) * u->steps_per_epoch - 1);
+    ep->samples_per_s = (double)(u->st.pos - pos0) / (collie_wtime() - t_epoch);
+    ep->lr = lr_schedule_at(&u->st.lr, (long)u->st.iter - 1);
     ep->consensus = consensus;
-    int decayed = lr_schedule_epoch_end(&u->lr, ep->loss); /* the same loss on every rank */
+    int decayed = lr_schedule_epoch_end(&u->st.lr, ep->loss); /* the same loss on every rank */
     r->final_test_accuracy = acc;
     int reached = c->target > 0 && acc >= c->target && r->time_to_target_s < 0;
     if (reached) {
@@ -347,6 +494,74 @@ static int epoch(struct run *u, int e, int *stop)
         fflush(stdout);
     }
     *stop = reached; /* every rank saw the same accuracy: all stop together */
+    u->st.epoch++;
+    u->st.pos = 0;
+    u->st.loss_sum = u->st.loss_count = 0;
+    if (c->checkpoint && c->checkpoint_every == 0 && whole)
+        return checkpoint(u); /* by default, at the end of each epoch */
+    return 0;
+}
+
+/*
+ * Elastic: after a failure the survivors shrink the communicator, go back
+ * to the last step every one of them completed (a rank that finished one
+ * more restores its snapshot: no rank can be two steps ahead, since a step
+ * ends in an allreduce of all), take rank 0's state (one position, one
+ * schedule, one model), re-shard the rest of the epoch's order over
+ * themselves and rescale the learning rate.  0, or -1 when they cannot.
+ */
+static int recover(struct run *u)
+{
+    const struct train_config *c = u->c;
+    double t_fail = u->t_step;
+    collie_comm *sub = NULL;
+    collie_status st = collie_comm_shrink(u->comm, &sub);
+    if (st != COLLIE_OK) {
+        fprintf(stderr, "collie train: rank %d: the survivors could not regroup: %s: %s\n",
+                u->first_rank, collie_strerror(st), collie_last_error(NULL));
+        return -1;
+    }
+    if (u->owned)
+        collie_finalize(u->owned);
+    int before = u->ranks;
+    u->owned = u->comm = sub;
+    u->rank = collie_rank(sub);
+    u->ranks = collie_size(sub);
+    long long least = (long long)u->st.iter;
+    if (train_check(sub, collie_allreduce(sub, &least, &least, 1, COLLIE_INT64, COLLIE_MIN),
+                    "regrouping"))
+        return -1;
+    if (u->st.iter > least) {
+        if (u->snap_iter != least) {
+            fprintf(stderr,
+                    "collie train: rank %d is at step %lld, the survivors at %lld: no "
+                    "snapshot of that step\n",
+                    u->first_rank, (long long)u->st.iter, least);
+            return -1;
+        }
+        ckpt_unpack(u->snap, &u->st, &u->m, &u->o);
+    }
+    u->st.rng = u->m.rng;
+    if (u->rank == 0)
+        pack(u, &u->st);
+    if (adopt_rank0(u, "regrouping"))
+        return -1;
+    u->snap_iter = -1;
+    if (c->scale_lr)
+        u->st.lr.lr *= (float)u->ranks / (float)before;
+    u->st.ranks = u->ranks;
+    u->steps_per_epoch = u->train.n / (c->batch * u->ranks);
+    u->perm_epoch = -1;
+    u->r->lost += before - u->ranks;
+    u->r->recovery_s += collie_wtime() - t_fail;
+    if (u->rank == 0) {
+        printf("collie train: lost %d rank(s); %d continue from step %lld (epoch %d, sample "
+               "%lld of its order), lr %.3g; regrouping took %.2f s\n",
+               before - u->ranks, u->ranks, (long long)u->st.iter, u->st.epoch + 1,
+               (long long)u->st.pos, lr_schedule_at(&u->st.lr, (long)u->st.iter),
+               collie_wtime() - t_fail);
+        fflush(stdout);
+    }
     return 0;
 }
 
@@ -390,8 +605,12 @@ static int summarize(struct run *u)
 
 int train_run(collie_comm *comm, const struct train_config *c, struct train_result *r)
 {
-    struct run u = {
-        .comm = comm, .c = c, .r = r, .rank = collie_rank(comm), .ranks = collie_size(comm)};
+    struct run u = {.comm = comm,
+                    .c = c,
+                    .r = r,
+                    .rank = collie_rank(comm),
+                    .ranks = collie_size(comm),
+                    .first_rank = collie_rank(comm)};
     memset(r, 0, sizeof *r);
     r->ranks = u.ranks;
     r->time_to_target_s = -1;
@@ -413,12 +632,18 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
     if (setup(&u))
         goto out;
     u.t_start = collie_wtime();
-    int stop = 0;
-    for (int e = 0; e < c->epochs && !stop && (c->max_steps <= 0 || u.iter < c->max_steps); e++)
-        if (epoch(&u, e, &stop))
+    int stop = 0, regroups = 0;
+    while (u.st.epoch < c->epochs && !stop && more_steps(&u))
+        if (epoch(&u, &stop) && (!c->elastic || ++regroups >= r->ranks || recover(&u)))
             goto out;
     rc = summarize(&u);
+    r->ranks = u.ranks;
+    r->root = u.rank == 0;
 out:
+    if (u.owned)
+        collie_finalize(u.owned);
+    free(u.blob);
+    free(u.snap);
     mlp_free(&u.m);
     optim_free(&u.o);
     decentral_free(&u.dc);
@@ -458,6 +683,10 @@ void train_print_summary(FILE *out, const struct train_config *c, const struct t
             r->bytes_per_epoch_actual);
     fprintf(out, "final test accuracy %.4f after %d epoch(s), %d steps\n", r->final_test_accuracy,
             r->epochs_run, r->steps);
+    if (r->lost > 0)
+        fprintf(out,
+                "elastic: %d rank(s) lost, training went on with %d; %.2f s lost to regrouping\n",
+                r->lost, r->ranks, r->recovery_s);
     if (c->target > 0) {
         if (r->time_to_target_s >= 0)
             fprintf(out, "time to accuracy %.3f: %.1f s (epoch %d)\n", c->target,

@@ -46,6 +46,12 @@ struct train_config {
     int global_avg_every;    /* > 0: neighbour averaging also averages globally every H steps */
     unsigned long long seed;
     int quiet; /* no per-epoch lines */
+    /* Surviving failures (allreduce sync only; see checkpoint.h) */
+    int elastic;            /* a lost rank: the survivors shrink and go on */
+    const char *checkpoint; /* written by rank 0 every checkpoint_every steps (0: each epoch) */
+    int checkpoint_every;
+    const char *resume;       /* a checkpoint to continue from */
+    int kill_rank, kill_step; /* testing: that rank SIGKILLs itself before that step (> 0) */
 };
 
 struct train_epoch {
@@ -66,10 +72,18 @@ struct train_result {
     double comm_alone_s_per_iter; /* overlap on: every 10th step reduces after the pass, timed */
     double bytes_per_epoch_formula, bytes_per_epoch_actual;
     double final_test_accuracy;
-    float *weights; /* the trained parameters, nparams of them (malloc'd; the caller frees) */
+    float *weights;    /* the trained parameters, nparams of them (malloc'd; the caller frees) */
+    int root;          /* this rank is rank 0 of the ranks that finished: it reports */
+    int lost;          /* ranks lost and trained without (elastic) */
+    double recovery_s; /* from the failed step's start to training again, summed */
 };
 
-/* Trains on comm; rank 0's result is complete.  0, or -1 with a message on stderr. */
+/*
+ * Trains on comm; the result of the rank with r->root set is complete (rank
+ * 0, or after a shrink the survivors' rank 0).  0, or -1 with a message on
+ * stderr.  Elastic runs finalize the communicators of survivors they made;
+ * comm stays the caller's.
+ */
 int train_run(collie_comm *comm, const struct train_config *c, struct train_result *r);
 
 /* The summary, as Horovod and BlueFog print it, and the JSON/CSV files. */

@@ -23,6 +23,7 @@
 
 static collie_comm *comm;
 static int rank, size;
+static double slowest = -1; /* seconds of the slowest survivor's shrink, for the report */
 
 static int in(int r, const int *victims, int nv)
 {
@@ -81,6 +82,7 @@ static collie_comm *shrink_checked(double limit_s)
           collie_last_error(NULL));
     double took = test_seconds() - t0;
     CHECK(took < limit_s, "rank %d: shrink took %.1f s (limit %.1f)", rank, took, limit_s);
+    CHECK_OK(sub, collie_allreduce(sub, &took, &slowest, 1, COLLIE_FLOAT64, COLLIE_MAX));
     return sub;
 }
 
@@ -187,6 +189,7 @@ int main(int argc, char **argv)
     while (in(first, victims, nv))
         first++;
     if (rank == first)
-        printf("shrink %s: ok on %d of %d ranks\n", argv[1], size - nv, size);
+        printf("shrink %s: ok on %d of %d ranks; the slowest shrink took %.3f s\n", argv[1],
+               size - nv, size, slowest);
     return 0;
 }

@@ -417,6 +417,16 @@ class Comm:
         _check(self._handle, _lib.comm_split(self._handle, int(color), int(key), ctypes.byref(out)))
         return Comm(out) if out.value else None
 
+    def shrink(self):
+        """ULFM's MPI_Comm_shrink: a Comm of the ranks still alive, in their order.
+
+        Call it on every survivor after a failure (CollieError PEER_LOST or
+        TIMEOUT); this Comm stays as it is and must still be finalized.
+        """
+        out = ctypes.c_void_p()
+        _check(None, _lib.comm_shrink(self._handle, ctypes.byref(out)))
+        return Comm(out)
+
     def abort(self):
         """Fails every pending and later call with ABORTED; safe from any thread."""
         _check(self._handle, _lib.comm_abort(self._handle))

@@ -341,6 +341,30 @@ def neighbor_opt():
     print("neighbor_opt: ok on rank %d of %d" % (r, n))
 
 
+def shrink():
+    """The last rank dies; the others get CollieError, shrink, and their allreduce is exact."""
+    comm = collie.init()
+    r, n = comm.rank, comm.size
+    x = np.ones(1000, dtype=np.float32)
+    try:
+        for step in range(1000):
+            if step == 5 and r == n - 1:
+                os.kill(os.getpid(), signal.SIGKILL)
+            comm.allreduce(x, np.empty_like(x))
+    except collie.CollieError as e:
+        assert "PEER_LOST" in str(e) or "TIMEOUT" in str(e), e
+        with comm.shrink() as sub:
+            assert (sub.rank, sub.size) == (r, n - 1), (sub.rank, sub.size)
+            v = np.arange(100003, dtype=np.int64) + r
+            sub.allreduce(v)
+            want = np.arange(100003, dtype=np.int64) * (n - 1) + sum(range(n - 1))
+            assert np.array_equal(v, want), "shrunk allreduce wrong"
+        comm.finalize()
+        print("shrink: rank %d of %d went on as rank %d of %d" % (r, n, r, n - 1))
+        return
+    raise AssertionError("rank %d ran 1000 allreduces without its peer" % r)
+
+
 def kill():
     r, n, _ = init()
     model = torch.nn.parallel.DistributedDataParallel(small_model())
@@ -583,5 +607,5 @@ def a6000():
 if __name__ == "__main__":
     {"ops": ops, "ddp": ddp, "hooks": hooks, "optimizer": optimizer, "mismatch": mismatch,
      "neighbor_opt": neighbor_opt,
-     "kill": kill, "package": package, "neighbor": neighbor, "benchmark": benchmark,
+     "kill": kill, "shrink": shrink, "package": package, "neighbor": neighbor, "benchmark": benchmark,
      "a6000": a6000}[sys.argv[1]]()

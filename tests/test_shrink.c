@@ -189,7 +189,10 @@ int main(int argc, char **argv)
     while (in(first, victims, nv))
         first++;
     if (rank == first)
-        printf("shrink %s: ok on %d of %d ranks; the slowest shrink took %.3f s\n", argv[1],
-               size - nv, size, slowest);
+        printf("shrink %s: ok on %d of %d ranks", argv[1], size - nv, size);
+    if (rank == first && slowest >= 0)
+        printf("; the slowest shrink took %.3f s", slowest);
+    if (rank == first)
+        printf("\n");
     return 0;
 }

@@ -158,6 +158,17 @@ static void serve_door(struct shrink *s, uint64_t wait_ns)
     }
 }
 
+/* Connects to r's door: 0 with *fd, or -1 (ev[r] DEAD when it refused: nobody listens there). */
+static int open_door(struct shrink *s, int r, uint64_t by, int *fd)
+{
+    const struct collie__door_addr *at = door_of(s, r);
+    if (collie__sock_connect_once(at->host, at->port, by, fd) == 0)
+        return 0;
+    if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH)
+        s->ev[r] = DEAD;
+    return -1;
+}
+
 /*
  * Opens an authenticated connection to r's door and knocks: the socket, or
  * -1 with s->ev[r] updated (DEAD when refused or reset, SILENT when no
@@ -166,10 +177,8 @@ static void serve_door(struct shrink *s, uint64_t wait_ns)
 static int knock(struct shrink *s, int r, uint32_t kind, uint64_t connect_by, uint64_t answer_by)
 {
     int fd;
-    if (collie__sock_connect_once(door_of(s, r)->host, door_of(s, r)->port, connect_by, &fd)) {
-        if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH)
-            s->ev[r] = DEAD;
-        else if (kind == KNOCK_JOIN)
+    if (open_door(s, r, connect_by, &fd)) {
+        if (kind == KNOCK_JOIN && s->ev[r] != DEAD)
             s->ev[r] = SILENT;
         return -1;
     }
@@ -216,6 +225,20 @@ static void probe(struct shrink *s, int r)
     s->probe_at[r] = now + s->probe_gap[r];
     if (s->probe_gap[r] < cap)
         s->probe_gap[r] *= 2; /* a rank slow to fail costs its door a few stale knocks, no more */
+    /*
+     * A rival coordinator can only be a lower rank not proven dead.  With
+     * none, asking is pointless: a bare connection tells death from life
+     * at once, without waiting on a rank that is not shrinking yet.
+     */
+    int rival = 0;
+    for (int x = 0; x < s->me; x++)
+        rival |= s->ev[x] != DEAD;
+    if (!rival) {
+        int fd;
+        if (open_door(s, r, now + PROBE_CONNECT_NS, &fd) == 0)
+            close(fd); /* alive: its gate will see a knock given up, and say so at INFO */
+        return;
+    }
     int fd = knock(s, r, KNOCK_PROBE, now + PROBE_CONNECT_NS, now + PROBE_ANSWER_NS);
     if (fd < 0)
         return;

@@ -21,8 +21,11 @@ for placement in 1,1 2,1 1,1,1; do
 done
 
 # a receiver that expects another size than the sender's gets MISMATCH naming both
-hosts_job 1,1 "$errors" p2p
-grep -q "p2p: ok on 2 ranks" "$job_out" || fail "p2p mismatch across hosts: $(cat "$job_out")"
+# the mismatch's cause reaches every rank, relayed by ranks that never saw it
+for placement in 1,1 2,2 1,3; do
+    hosts_job $placement "$errors" p2p || fail "p2p mismatch on hosts $placement: $(cat "$job_out")"
+    grep -q "p2p: ok on [0-9]* ranks" "$job_out" || fail "p2p mismatch on hosts $placement: $(cat "$job_out")"
+done
 rm -f "$job_out"; job_out=
 
 # a rank whose token differs is refused by name and never joins: rank 0 logs the refusal

@@ -49,12 +49,16 @@ collie_status collie__fail(collie_comm *comm, collie_status status, const char *
 collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, const char *msg)
 {
     COLLIE_INFO("error", "failure reported by another rank: %s", msg);
+    int first = 0;
     pthread_mutex_lock(&comm->fail_lock);
     if (atomic_load(&comm->failed) == COLLIE_OK) {
         snprintf(comm->last_error, sizeof comm->last_error, "%s", msg);
         atomic_store(&comm->failed, status);
+        first = 1;
     }
     pthread_mutex_unlock(&comm->fail_lock);
+    if (first && comm->on_fail)
+        comm->on_fail(comm, status, msg); /* pass it on: the peers this rank talks to */
     return status;
 }
 

@@ -115,7 +115,12 @@ static inline void collie__arm_deadline(collie_comm *comm)
 collie_status collie__fail(collie_comm *comm, collie_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Adopts a failure first decided by another rank (message already formatted). */
+/*
+ * Adopts a failure first decided by another rank (message already
+ * formatted: the cause), and passes it on the first time, as collie__fail
+ * does (comm->on_fail: this host's ranks and this rank's peers on other
+ * hosts learn the same cause).
+ */
 collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, const char *msg);
 
 /* Index among this host's ranks of a global rank, or -1 if it lives on another host. */

@@ -185,15 +185,19 @@ collie_status collie__net_open(collie_comm *comm)
     struct collie__net *n = calloc(1, sizeof *n);
     size_t nfd = (size_t)comm->size * (size_t)(streams + 1);
     int *fds = malloc(nfd * sizeof *fds);
+    _Atomic unsigned char *claim = calloc(nfd, sizeof *claim);
+    unsigned char *mid = calloc(nfd, 1);
     struct collie__net_endpoint *all = calloc((size_t)comm->size, sizeof *all);
-    if (!n || !fds || !all) {
-        free(n), free(fds), free(all);
+    if (!n || !fds || !all || !claim || !mid) {
+        free(n), free(fds), free(all), free((void *)claim), free(mid);
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the TCP connection table");
     }
     for (size_t i = 0; i < nfd; i++)
         fds[i] = -1;
     n->streams = (int)streams;
     n->fd = fds;
+    n->claim = claim;
+    n->mid = mid;
     n->stripe_min = STRIPE_MIN;
     comm->net = n;
     int listen_fd = -1;
@@ -245,6 +249,8 @@ void collie__net_close(collie_comm *comm)
         return;
     end_all(comm, 1);
     free(n->fd);
+    free((void *)n->claim);
+    free(n->mid);
     free(n);
     comm->net = NULL;
 }

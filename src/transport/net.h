@@ -19,13 +19,27 @@ struct collie__net {
     int streams;       /* collective connections per remote peer */
     int *fd;           /* [peer * (streams + 1) + k]; k == streams: send/recv; -1: a local peer */
     size_t stripe_min; /* messages shorter than this use one stream */
+    /*
+     * Per connection, as fd: who may write to it, and whether a message is
+     * half written.  The thread that fails the communicator tells each peer
+     * why in a last message (tcp.c), which must never land inside another.
+     */
+    _Atomic unsigned char *claim; /* CLAIM_FREE, CLAIM_SENDING, CLAIM_ENDED */
+    unsigned char *mid;           /* written by the claim's holder only */
 };
+
+enum { COLLIE_NET_CLAIM_FREE, COLLIE_NET_CLAIM_SENDING, COLLIE_NET_CLAIM_ENDED };
+
+/* The index of connection k to peer in fd, claim and mid. */
+static inline size_t collie__net_index(const collie_comm *comm, int peer, int k)
+{
+    return (size_t)peer * (size_t)(comm->net->streams + 1) + (size_t)k;
+}
 
 /* Connection k (k == streams: the send/recv one) to a remote peer. */
 static inline int *collie__net_slot(const collie_comm *comm, int peer, int k)
 {
-    const struct collie__net *n = comm->net;
-    return &n->fd[(size_t)peer * (size_t)(n->streams + 1) + (size_t)k];
+    return &comm->net->fd[collie__net_index(comm, peer, k)];
 }
 
 static inline int collie__net_fd(const collie_comm *comm, int peer, int k)

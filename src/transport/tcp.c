@@ -3,22 +3,40 @@
  * sockets, striped over the pair's connections, moved by the calling thread.
  * A send is one sendmsg() of header and payload; a receive reads the header,
  * checks it, then reads the payload straight into its destination.
+ *
+ * The cause travels: a rank that fails the communicator sends each peer on
+ * another host one last message, the failure's status and text (a header
+ * with COLLIE_WIRE_CAUSE_MAGIC), on every connection where no message is
+ * half written, before it shuts them.  A peer reads it where it expected a
+ * header (or, when its send failed, finds it waiting) and fails with that
+ * cause instead of "the connection closed", passing it on in turn: every
+ * rank on every host names the first cause.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "../core/log.h"
+#include "../core/status.h"
 #include "net.h"
 #include "transport.h"
 
 #define HDR sizeof(struct collie__wire)
 #define SMALL_MSG 4096 /* received with their header in one recv() */
+#define CAUSE_MAX 511  /* bytes of a failure's text in its last message */
+
+/* Stripe k's connection, as an index into the net's tables. */
+static size_t stripe_index(const collie_comm *comm, const struct collie__xfer *x, int k)
+{
+    return collie__net_index(comm, x->peer, x->chan == COLLIE_XFER_USER ? comm->net->streams : k);
+}
 
 static int stripe_fd(const collie_comm *comm, const struct collie__xfer *x, int k)
 {
-    return collie__net_fd(comm, x->peer, x->chan == COLLIE_XFER_USER ? comm->net->streams : k);
+    return comm->net->fd[stripe_index(comm, x, k)];
 }
 
 static collie_status lost(collie_comm *comm, const struct collie__xfer *x, const char *why)
@@ -28,10 +46,71 @@ static collie_status lost(collie_comm *comm, const struct collie__xfer *x, const
                         comm->rank, x->peer, collie__coll_name(x->desc->coll), x->desc->seq, why);
 }
 
-static collie_status send_stripe(collie_comm *comm, struct collie__xfer *x, int k)
+static int relayable(uint32_t status)
+{
+    return status == COLLIE_ERR_TIMEOUT || status == COLLIE_ERR_PEER_LOST ||
+           status == COLLIE_ERR_MISMATCH || status == COLLIE_ERR_NOMEM ||
+           status == COLLIE_ERR_AUTH || status == COLLIE_ERR_SYSTEM ||
+           status == COLLIE_ERR_INTERNAL || status == COLLIE_ERR_ABORTED;
+}
+
+/*
+ * The peer's last message (header h, and nhave bytes of its text already
+ * read): why it failed.  Adopted as this rank's cause and passed on.  A
+ * report that is not one is the peer's loss, as a closed connection.
+ */
+static collie_status take_cause(collie_comm *comm, const struct collie__xfer *x, int fd,
+                                const struct collie__wire *h, const unsigned char *have,
+                                size_t nhave)
+{
+    char text[CAUSE_MAX + 1];
+    size_t len = (size_t)h->len, got = nhave;
+    if (!relayable(h->coll) || len == 0 || len > CAUSE_MAX || nhave > len)
+        return lost(comm, x, "it closed it after a failure report that is not one");
+    memcpy(text, have, nhave);
+    uint64_t deadline = collie__now_ns() + 1000000000ull; /* sent whole: it is on its way */
+    while (got < len) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, collie__poll_ms(collie__now_ns(), deadline, 100)) == 0 &&
+            collie__now_ns() >= deadline)
+            return lost(comm, x, "its failure report stopped half-way");
+        ssize_t r = recv(fd, text + got, len - got, MSG_DONTWAIT);
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            continue;
+        if (r <= 0)
+            return lost(comm, x, "its failure report stopped half-way");
+        got += (size_t)r;
+    }
+    text[len] = 0;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)text[i] < 0x20)
+            return lost(comm, x, "it closed it after a failure report that is not text");
+    /* Aborted there; here the peer is gone (the aborting rank's text names it). */
+    collie_status status = h->coll == COLLIE_ERR_ABORTED ? COLLIE_ERR_PEER_LOST : h->coll;
+    COLLIE_WARN("error", "%s: %s (the cause, from rank %d on another host)",
+                collie__status_name(status), text, x->peer);
+    return collie__fail_from_peer(comm, status, text);
+}
+
+/* A send failed: if the peer's failure report is waiting, its cause; else the loss. */
+static collie_status send_failed(collie_comm *comm, const struct collie__xfer *x, int fd,
+                                 const char *why)
+{
+    unsigned char buf[HDR + CAUSE_MAX];
+    struct collie__wire h;
+    ssize_t got = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+    if (got >= (ssize_t)HDR) {
+        memcpy(&h, buf, HDR);
+        if (h.magic == COLLIE_WIRE_CAUSE_MAGIC && h.len <= CAUSE_MAX &&
+            (size_t)got >= HDR + h.len && recv(fd, buf, HDR + h.len, MSG_DONTWAIT) > 0)
+            return take_cause(comm, x, fd, &h, buf + HDR, (size_t)h.len);
+    }
+    return lost(comm, x, why);
+}
+
+static collie_status send_claimed(collie_comm *comm, struct collie__xfer *x, int k, int fd)
 {
     struct collie__xfer_stripe *st = &x->st[k];
-    int fd = stripe_fd(comm, x, k);
     while (!collie__xfer_stripe_done(x, k)) {
         struct iovec iov[2];
         int n = 0;
@@ -47,7 +126,7 @@ static collie_status send_stripe(collie_comm *comm, struct collie__xfer *x, int 
                 return COLLIE_OK;
             if (errno == EINTR)
                 continue;
-            return lost(comm, x, strerror(errno));
+            return send_failed(comm, x, fd, strerror(errno));
         }
         size_t h = HDR - st->hdr_done < (size_t)sent ? HDR - st->hdr_done : (size_t)sent;
         st->hdr_done += h;
@@ -55,6 +134,24 @@ static collie_status send_stripe(collie_comm *comm, struct collie__xfer *x, int 
         collie__count_sent(comm, (enum collie__lane)x->chan, (size_t)sent - h);
     }
     return COLLIE_OK;
+}
+
+/* Sends what it can of stripe k, holding its connection's claim meanwhile (net.h). */
+static collie_status send_stripe(collie_comm *comm, struct collie__xfer *x, int k)
+{
+    struct collie__net *n = comm->net;
+    size_t i = stripe_index(comm, x, k);
+    unsigned char expect = COLLIE_NET_CLAIM_FREE;
+    if (!atomic_compare_exchange_strong(&n->claim[i], &expect, COLLIE_NET_CLAIM_SENDING)) {
+        if (expect == COLLIE_NET_CLAIM_SENDING)
+            return COLLIE_OK; /* another thread's message: this one goes on after it */
+        collie_status failed = atomic_load(&comm->failed); /* ended by the failure */
+        return failed != COLLIE_OK ? failed : COLLIE_ERR_INTERNAL;
+    }
+    collie_status st = send_claimed(comm, x, k, n->fd[i]);
+    n->mid[i] = !collie__xfer_stripe_done(x, k) && (x->st[k].hdr_done || x->st[k].done);
+    atomic_store(&n->claim[i], COLLIE_NET_CLAIM_FREE);
+    return st;
 }
 
 /*
@@ -75,6 +172,10 @@ static int recv_small(collie_comm *comm, struct collie__xfer *x, int k, int fd, 
     memcpy(&x->hdr[k], bounce, h);
     s->hdr_done = h;
     *st = COLLIE_OK;
+    if (h == HDR && x->hdr[k].magic == COLLIE_WIRE_CAUSE_MAGIC) {
+        *st = take_cause(comm, x, fd, &x->hdr[k], bounce + HDR, (size_t)got - HDR);
+        return 1;
+    }
     if (h == HDR) {
         *st = collie__wire_check(comm, x, k);
         if (*st == COLLIE_OK && (size_t)got > HDR) {
@@ -112,6 +213,8 @@ static collie_status recv_stripe(collie_comm *comm, struct collie__xfer *x, int 
             continue;
         }
         st->hdr_done += (size_t)got;
+        if (st->hdr_done == HDR && x->hdr[k].magic == COLLIE_WIRE_CAUSE_MAGIC)
+            return take_cause(comm, x, fd, &x->hdr[k], NULL, 0);
         if (st->hdr_done == HDR) {
             collie_status bad = collie__wire_check(comm, x, k);
             if (bad != COLLIE_OK)
@@ -152,9 +255,30 @@ static int tcp_reaches(const collie_comm *comm, int peer)
     return comm->net && collie__local_index(comm, peer) < 0;
 }
 
+/*
+ * The first failure: each peer on another host gets the cause on every
+ * connection that no thread is writing and where no message is half
+ * written; then every connection is shut, so that they see it at once.
+ */
 static void tcp_abort(collie_comm *comm, collie_status status, const char *msg)
 {
-    (void)status, (void)msg;
+    struct collie__net *n = comm->net;
+    struct {
+        struct collie__wire h;
+        char text[CAUSE_MAX];
+    } cause = {.h = {.magic = COLLIE_WIRE_CAUSE_MAGIC, .coll = (uint8_t)status}};
+    size_t len = strnlen(msg, CAUSE_MAX);
+    memcpy(cause.text, msg, len);
+    cause.h.len = len;
+    for (int peer = 0; n && len && relayable(status) && peer < comm->size; peer++)
+        for (int k = 0; k <= n->streams; k++) {
+            size_t i = collie__net_index(comm, peer, k);
+            unsigned char expect = COLLIE_NET_CLAIM_FREE;
+            if (n->fd[i] >= 0 &&
+                atomic_compare_exchange_strong(&n->claim[i], &expect, COLLIE_NET_CLAIM_ENDED) &&
+                !n->mid[i]) /* best effort: one small message into an idle socket's buffer */
+                send(n->fd[i], &cause, HDR + len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        }
     collie__net_shutdown(comm); /* ranks on other hosts see the connections end at once */
 }
 

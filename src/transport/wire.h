@@ -33,6 +33,12 @@ _Static_assert((int)COLLIE_XFER_COLL == (int)COLLIE_LANE_COLL &&
                    (int)COLLIE_XFER_USER == (int)COLLIE_LANE_P2P,
                "a message's channel is the lane that counts it");
 
+/*
+ * The magic of a failing rank's last message to a peer on another host: its
+ * status in coll, and len bytes of text, the cause (tcp.c).
+ */
+#define COLLIE_WIRE_CAUSE_MAGIC 0x434c4341u /* "CLCA" */
+
 /* What precedes every message (stripe); the same bytes on every transport. */
 struct collie__wire {
     uint32_t magic;

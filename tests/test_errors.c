@@ -20,6 +20,9 @@
  *                 COLLIE_ALGO=broadcast:tree) let ranks run calls ahead of a slow
  *                 one; the window collective after them must not take it for a
  *                 mismatch, and every value must arrive
+ * split-leave     the odd ranks' split fails (MISMATCH between ranks 1 and 3); they
+ *                 finalize the whole job's communicator while the even ranks wait in
+ *                 an allreduce on it: those get the split's cause, not only "left"
  * Every failure must then be sticky: the next call returns it without waiting.
  */
 #include <signal.h>
@@ -256,6 +259,30 @@ static void sigkill(void)
     expect_sticky(COLLIE_ERR_PEER_LOST);
 }
 
+static void split_leave(void)
+{
+    collie_comm *half = NULL;
+    CHECK_OK(comm, collie_comm_split(comm, rank % 2, rank, &half));
+    float x[100] = {0};
+    if (rank % 2) {
+        collie_status st =
+            collie_allreduce(half, x, x, rank == 1 ? 99 : 100, COLLIE_FLOAT32, COLLIE_SUM);
+        CHECK(st == COLLIE_ERR_MISMATCH && strstr(collie_last_error(half), "count=99"),
+              "the split's mismatch: %s: %s", collie_strerror(st), collie_last_error(half));
+        collie_finalize(half);
+        collie_finalize(comm); /* leaves the job's communicator: its ranks must hear why */
+        comm = NULL;
+        return;
+    }
+    expect(collie_allreduce(comm, x, x, 100, COLLIE_FLOAT32, COLLIE_SUM), COLLIE_ERR_MISMATCH,
+           "after a failure on a communicator split from the same one: rank",
+           "allreduce while the other half left");
+    CHECK(strstr(collie_last_error(comm), "count=99") &&
+              strstr(collie_last_error(comm), "count=100"),
+          "the cause does not show both calls: %s", collie_last_error(comm));
+    collie_finalize(half);
+}
+
 static void counters(void)
 {
     unsigned long long ops = 1, bytes = 1;
@@ -397,6 +424,8 @@ int main(int argc, char **argv)
         p2p(0);
     else if (!strcmp(s, "sigkill"))
         sigkill();
+    else if (!strcmp(s, "split-leave"))
+        split_leave();
     else if (!strcmp(s, "long-call"))
         long_call();
     else if (!strcmp(s, "counters"))

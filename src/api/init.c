@@ -49,6 +49,7 @@ collie_status collie__refuse(collie_comm *comm, const char *call, const char *fm
 
 static void destroy(collie_comm *comm)
 {
+    collie__comm_leave(comm);     /* a relative's failure: the peers hear why this rank leaves */
     collie__async_shutdown(comm); /* pending requests complete or fail first */
     collie__timeline_detach(comm);
     collie__transports_close(comm);

@@ -23,6 +23,18 @@ static int is_sticky(collie_status status)
            status != COLLIE_ERR_UNSUPPORTED;
 }
 
+/* The family's first failure, kept for its relatives (collie__comm_leave). */
+static void remember(collie_comm *comm, collie_status status, const char *msg)
+{
+    struct collie__family *f = comm->family;
+    pthread_mutex_lock(&f->lock);
+    if (f->status == COLLIE_OK) {
+        f->status = status;
+        snprintf(f->cause, sizeof f->cause, "%s", msg);
+    }
+    pthread_mutex_unlock(&f->lock);
+}
+
 collie_status collie__fail(collie_comm *comm, collie_status status, const char *fmt, ...)
 {
     char msg[sizeof comm->last_error];
@@ -41,6 +53,8 @@ collie_status collie__fail(collie_comm *comm, collie_status status, const char *
         first = 1;
     }
     pthread_mutex_unlock(&comm->fail_lock);
+    if (first)
+        remember(comm, status, msg);
     if (first && comm->on_fail)
         comm->on_fail(comm, status, msg);
     return status;
@@ -57,6 +71,8 @@ collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, co
         first = 1;
     }
     pthread_mutex_unlock(&comm->fail_lock);
+    if (first)
+        remember(comm, status, msg);
     if (first && comm->on_fail)
         comm->on_fail(comm, status, msg); /* pass it on: the peers this rank talks to */
     return status;
@@ -161,16 +177,52 @@ collie_comm *collie__comm_create(int rank, int size)
     comm->cpus = cpus_available();
     comm->nt_min = (size_t)collie__config_int(COLLIE_CFG_NT_MIN);
     comm->scratch_srcs = calloc((size_t)size, sizeof *comm->scratch_srcs);
-    if (!comm->scratch_srcs) {
+    comm->family = calloc(1, sizeof *comm->family);
+    if (!comm->scratch_srcs || !comm->family) {
+        free(comm->scratch_srcs);
+        free(comm->family);
         free(comm);
         return NULL;
     }
+    comm->family->refs = 1;
+    pthread_mutex_init(&comm->family->lock, NULL);
     collie__arm_deadline(comm);
     return comm;
 }
 
+static void family_release(struct collie__family *f)
+{
+    if (atomic_fetch_sub(&f->refs, 1) != 1)
+        return;
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+}
+
+void collie__comm_join_family(collie_comm *comm, collie_comm *parent)
+{
+    atomic_fetch_add(&parent->family->refs, 1);
+    family_release(comm->family);
+    comm->family = parent->family;
+}
+
+void collie__comm_leave(collie_comm *comm)
+{
+    struct collie__family *f = comm->family;
+    pthread_mutex_lock(&f->lock);
+    collie_status status = f->status;
+    char cause[sizeof f->cause];
+    memcpy(cause, f->cause, sizeof cause);
+    pthread_mutex_unlock(&f->lock);
+    if (status != COLLIE_OK && atomic_load(&comm->failed) == COLLIE_OK)
+        collie__fail(comm, status,
+                     "rank %d left after a failure on a communicator split from "
+                     "the same one: %s",
+                     comm->rank, cause);
+}
+
 void collie__comm_free(collie_comm *comm)
 {
+    family_release(comm->family);
     free(comm->scratch_srcs);
     free(comm->scratch[0]);
     free(comm->scratch[1]);

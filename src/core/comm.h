@@ -44,6 +44,19 @@ typedef void (*collie__fail_hook)(collie_comm *comm, collie_status status, const
 
 _Static_assert(COLLIE__ALGO_LIMIT <= 32, "algo_logged keeps one bit per algorithm number");
 
+/*
+ * A communicator and those split from it (and from them) in this process:
+ * the first failure in any of them is the cause their ranks report when one
+ * of them leaves a healthy relative (a rank that failed on a split and then
+ * finalizes the job's communicator tells the job why, not only that it left).
+ */
+struct collie__family {
+    _Atomic int refs;
+    pthread_mutex_t lock;
+    collie_status status; /* COLLIE_OK until the first failure */
+    char cause[512];
+};
+
 struct collie_comm {
     int rank, size;
     int local_rank, local_size;
@@ -96,8 +109,9 @@ struct collie_comm {
     _Atomic collie_status failed; /* sticky status; COLLIE_OK while healthy */
     pthread_mutex_t fail_lock;
     char last_error[512];
-    struct collie__async *async; /* the asynchronous core (src/api/), NULL until first used */
-    int timeline_id;             /* this communicator's number in COLLIE_TIMELINE's trace */
+    struct collie__async *async;   /* the asynchronous core (src/api/), NULL until first used */
+    struct collie__family *family; /* shared with the communicators split from this one */
+    int timeline_id;               /* this communicator's number in COLLIE_TIMELINE's trace */
 };
 
 /* Starts the deadline of a bootstrap exchange: now + COLLIE_TIMEOUT. */
@@ -181,6 +195,16 @@ collie_comm *collie__comm_create(int rank, int size);
 collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, size_t id_len,
                                       int launcher_local_rank, int launcher_local_size,
                                       const char *launcher);
+
+/* comm joins parent's family (collie_comm_split's new communicator), leaving its own. */
+void collie__comm_join_family(collie_comm *comm, collie_comm *parent);
+
+/*
+ * Before a healthy comm is torn down: if a relative failed first, comm
+ * fails with that cause, so that its ranks waiting for this one learn why
+ * it leaves.  Nothing otherwise.
+ */
+void collie__comm_leave(collie_comm *comm);
 
 /* Frees what core owns; the layers above must have closed their state first. */
 void collie__comm_free(collie_comm *comm);

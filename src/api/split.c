@@ -71,7 +71,7 @@ collie_status collie_comm_split(collie_comm *comm, int color, int key, collie_co
         /* A failure here is the new communicator's: comm stays usable, last_error(NULL) says why. */
         st = collie_init_rank(newcomm, count, &ids[leader], new_rank);
         if (st == COLLIE_OK)
-            collie__comm_join_family(*newcomm, comm);
+            collie__comm_join_family(*newcomm, comm, ranks); /* without memory: its own */
     }
     free(all), free(ranks), free(ids);
     return st;

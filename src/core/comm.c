@@ -23,6 +23,30 @@ static int is_sticky(collie_status status)
            status != COLLIE_ERR_UNSUPPORTED;
 }
 
+/*
+ * msg as the family's first communicator numbers ranks: every "rank N" of
+ * a split communicator gets " (rank M before the split)".
+ */
+static void in_family_ranks(const collie_comm *comm, const char *msg, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *p = msg; *p && o + 1 < len;) {
+        char *end;
+        long r = -1;
+        if (comm->family_rank && !strncmp(p, "rank ", 5) && p[5] >= '0' && p[5] <= '9')
+            r = strtol(p + 5, &end, 10);
+        if (r < 0 || r >= comm->size) {
+            out[o++] = *p++;
+            continue;
+        }
+        int w = snprintf(out + o, len - o, "rank %ld (rank %d before the split)", r,
+                         comm->family_rank[r]);
+        o = w < 0 || (size_t)w >= len - o ? len - 1 : o + (size_t)w;
+        p = end;
+    }
+    out[o] = 0;
+}
+
 /* The family's first failure, kept for its relatives (collie__comm_leave). */
 static void remember(collie_comm *comm, collie_status status, const char *msg)
 {
@@ -30,7 +54,7 @@ static void remember(collie_comm *comm, collie_status status, const char *msg)
     pthread_mutex_lock(&f->lock);
     if (f->status == COLLIE_OK) {
         f->status = status;
-        snprintf(f->cause, sizeof f->cause, "%s", msg);
+        in_family_ranks(comm, msg, f->cause, sizeof f->cause);
     }
     pthread_mutex_unlock(&f->lock);
 }
@@ -198,11 +222,19 @@ static void family_release(struct collie__family *f)
     free(f);
 }
 
-void collie__comm_join_family(collie_comm *comm, collie_comm *parent)
+int collie__comm_join_family(collie_comm *comm, collie_comm *parent, const int *parent_ranks)
 {
+    int *map = malloc(sizeof(int) * (size_t)comm->size);
+    if (!map)
+        return -1;
+    for (int r = 0; r < comm->size; r++)
+        map[r] = parent->family_rank ? parent->family_rank[parent_ranks[r]] : parent_ranks[r];
+    free(comm->family_rank);
+    comm->family_rank = map;
     atomic_fetch_add(&parent->family->refs, 1);
     family_release(comm->family);
     comm->family = parent->family;
+    return 0;
 }
 
 void collie__comm_leave(collie_comm *comm)
@@ -223,6 +255,7 @@ void collie__comm_leave(collie_comm *comm)
 void collie__comm_free(collie_comm *comm)
 {
     family_release(comm->family);
+    free(comm->family_rank);
     free(comm->scratch_srcs);
     free(comm->scratch[0]);
     free(comm->scratch[1]);

@@ -111,7 +111,8 @@ struct collie_comm {
     char last_error[512];
     struct collie__async *async;   /* the asynchronous core (src/api/), NULL until first used */
     struct collie__family *family; /* shared with the communicators split from this one */
-    int timeline_id;               /* this communicator's number in COLLIE_TIMELINE's trace */
+    int *family_rank; /* [r]: rank r in the family's first communicator; NULL: that one */
+    int timeline_id;  /* this communicator's number in COLLIE_TIMELINE's trace */
 };
 
 /* Starts the deadline of a bootstrap exchange: now + COLLIE_TIMEOUT. */
@@ -196,8 +197,12 @@ collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, si
                                       int launcher_local_rank, int launcher_local_size,
                                       const char *launcher);
 
-/* comm joins parent's family (collie_comm_split's new communicator), leaving its own. */
-void collie__comm_join_family(collie_comm *comm, collie_comm *parent);
+/*
+ * comm joins parent's family (collie_comm_split's new communicator), leaving
+ * its own; its rank r is rank parent_ranks[r] of parent.  0, or -1 without
+ * memory (comm then stays in its own family).
+ */
+int collie__comm_join_family(collie_comm *comm, collie_comm *parent, const int *parent_ranks);
 
 /*
  * Before a healthy comm is torn down: if a relative failed first, comm

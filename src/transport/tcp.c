@@ -67,7 +67,8 @@ static collie_status take_cause(collie_comm *comm, const struct collie__xfer *x,
     size_t len = (size_t)h->len, got = nhave;
     if (!relayable(h->coll) || len == 0 || len > CAUSE_MAX || nhave > len)
         return lost(comm, x, "it closed it after a failure report that is not one");
-    memcpy(text, have, nhave);
+    if (nhave) /* have may be NULL when nothing was read with the header */
+        memcpy(text, have, nhave);
     uint64_t deadline = collie__now_ns() + 1000000000ull; /* sent whole: it is on its way */
     while (got < len) {
         struct pollfd p = {fd, POLLIN, 0};

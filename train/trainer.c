@@ -173,12 +173,11 @@ static int load_everywhere(struct run *u)
     return -1;
 }
 
-/* The run's state packed into u->blob (the moments and step count from the optimizer). */
-static void pack(struct run *u, const struct train_state *st)
+/* st, the model and the optimizer packed into `into` (the step count from the optimizer). */
+static void pack(struct run *u, void *into, struct train_state st)
 {
-    struct train_state copy = *st;
-    copy.optim_t = u->o.t;
-    ckpt_pack(u->blob, &copy, &u->m, &u->o);
+    st.optim_t = u->o.t;
+    ckpt_pack(into, &st, &u->m, &u->o);
 }
 
 /* Rank 0's u->blob to every rank, unpacked everywhere.  0, or -1. */
@@ -234,7 +233,7 @@ static int checkpoint(struct run *u)
         return 0;
     st.loss_sum = sums[0], st.loss_count = sums[1];
     st.rng = u->m.rng;
-    pack(u, &st);
+    pack(u, u->blob, st);
     char err[512];
     if (ckpt_write(u->c->checkpoint, u->blob, u->blob_bytes, err, sizeof err) == 0)
         return 0;
@@ -318,8 +317,7 @@ static void snapshot(struct run *u, uint64_t rng_before)
         return;
     struct train_state st = u->st;
     st.rng = rng_before;
-    st.optim_t = u->o.t;
-    ckpt_pack(u->snap, &st, &u->m, &u->o);
+    pack(u, u->snap, st);
     u->snap_iter = u->st.iter;
 }
 
@@ -543,7 +541,7 @@ static int recover(struct run *u)
     }
     u->st.rng = u->m.rng;
     if (u->rank == 0)
-        pack(u, &u->st);
+        pack(u, u->blob, u->st);
     if (adopt_rank0(u, "regrouping"))
         return -1;
     u->snap_iter = -1;

@@ -47,8 +47,11 @@ static void in_family_ranks(const collie_comm *comm, const char *msg, char *out,
     out[o] = 0;
 }
 
-/* The family's first failure, kept for its relatives (collie__comm_leave). */
-static void remember(collie_comm *comm, collie_status status, const char *msg)
+/*
+ * comm's first failure: kept for its family's relatives (collie__comm_leave),
+ * and passed to the transports (on_fail) so that no peer waits in vain.
+ */
+static void spread(collie_comm *comm, collie_status status, const char *msg)
 {
     struct collie__family *f = comm->family;
     pthread_mutex_lock(&f->lock);
@@ -57,6 +60,8 @@ static void remember(collie_comm *comm, collie_status status, const char *msg)
         in_family_ranks(comm, msg, f->cause, sizeof f->cause);
     }
     pthread_mutex_unlock(&f->lock);
+    if (comm->on_fail)
+        comm->on_fail(comm, status, msg);
 }
 
 collie_status collie__fail(collie_comm *comm, collie_status status, const char *fmt, ...)
@@ -78,9 +83,7 @@ collie_status collie__fail(collie_comm *comm, collie_status status, const char *
     }
     pthread_mutex_unlock(&comm->fail_lock);
     if (first)
-        remember(comm, status, msg);
-    if (first && comm->on_fail)
-        comm->on_fail(comm, status, msg);
+        spread(comm, status, msg);
     return status;
 }
 
@@ -96,9 +99,7 @@ collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, co
     }
     pthread_mutex_unlock(&comm->fail_lock);
     if (first)
-        remember(comm, status, msg);
-    if (first && comm->on_fail)
-        comm->on_fail(comm, status, msg); /* pass it on: the peers this rank talks to */
+        spread(comm, status, msg); /* pass it on: the peers this rank talks to */
     return status;
 }
 

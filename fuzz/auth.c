@@ -53,7 +53,7 @@ static void through_gate(const uint8_t *data, size_t size)
     for (;;) {
         int passed;
         unsigned char hello[16];
-        FUZZ_ASSERT(collie__gate_next(g, collie__now_ns() + 1000000, &passed, hello) == -1 &&
+        FUZZ_ASSERT(collie__gate_next(g, collie__now_ns() + 1000000, &passed, hello, NULL) == -1 &&
                     errno == ETIMEDOUT);
         ssize_t got;
         while ((got = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0)
@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The acceptor's bytes, then its end of the stream. */
     if (collie__sock_send(sv[1], data + 1, size - 1, collie__now_ns() + SECOND) == 0) {
         shutdown(sv[1], SHUT_WR);
-        int rc = collie__auth_connect(sv[0], TOKEN, collie__now_ns() + SECOND);
+        int rc = collie__auth_connect(sv[0], TOKEN, collie__now_ns() + SECOND, NULL);
         FUZZ_ASSERT(rc == -1 || rc == -2);
     }
     close(sv[0]);

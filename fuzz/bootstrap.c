@@ -54,11 +54,11 @@ static void *peer_main(void *arg)
     char err[256];
     if (p->rank0) {
         struct collie__gate *g = collie__gate_open(p->listen_fd, TOKEN, 0, "fuzz");
-        ok = g && collie__gate_next(g, deadline, &fd, NULL) == 0;
+        ok = g && collie__gate_next(g, deadline, &fd, NULL, NULL) == 0;
         collie__gate_close(g);
     } else
         ok = collie__sock_connect("127.0.0.1", p->port, deadline, &fd, err, sizeof err) == 0 &&
-             collie__auth_connect(fd, TOKEN, deadline) == 0;
+             collie__auth_connect(fd, TOKEN, deadline, NULL) == 0;
     if (ok && collie__sock_send(fd, p->data, p->size, deadline) == 0)
         shutdown(fd, SHUT_WR);
     if (fd >= 0) {

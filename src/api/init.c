@@ -82,6 +82,21 @@ static collie_status join(collie_comm *comm, const struct collie__identity *id)
     return st;
 }
 
+/* COLLIE_ENCRYPT is 0 or 1, and 1 only with a token to derive keys from (seal.h). */
+static collie_status check_encrypt(collie_comm *comm)
+{
+    long long encrypt = collie__config_int(COLLIE_CFG_ENCRYPT);
+    if (encrypt != 0 && encrypt != 1)
+        return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
+                            "COLLIE_ENCRYPT=%lld: it is 0 (plain links) or 1 (encrypted)", encrypt);
+    if (encrypt && comm->size > 1 && !comm->token[0])
+        return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
+                            "COLLIE_ENCRYPT=1 needs COLLIE_TOKEN (the keys derive from it): "
+                            "`collie run` sets one; with other launchers export the same random "
+                            "COLLIE_TOKEN to every rank");
+    return COLLIE_OK;
+}
+
 /* Builds a communicator for id (collie_init, collie_init_rank); token NULL: COLLIE_TOKEN. */
 static collie_status make_comm(const struct collie__identity *id, const char *token,
                                collie_comm **out)
@@ -106,7 +121,9 @@ static collie_status make_comm(const struct collie__identity *id, const char *to
                     id->addr_host, id->addr_port);
     if (comm->size == 1 && id->listen_fd >= 0)
         close(id->listen_fd); /* a one-rank communicator has nobody to accept */
-    collie_status st = join(comm, id);
+    collie_status st = check_encrypt(comm);
+    if (st == COLLIE_OK)
+        st = join(comm, id);
     if (st != COLLIE_OK)
         return init_fail(comm, st);
     COLLIE_INFO("init", "rank %d of %d (from %s), host '%s' (%d of %d): local rank %d of %d",

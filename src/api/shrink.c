@@ -131,7 +131,7 @@ static void serve_door(struct shrink *s, uint64_t wait_ns)
     uint64_t until = collie__now_ns() + wait_ns;
     int fd;
     struct knock_msg k;
-    while (collie__gate_next(s->gate, until, &fd, &k) == 0) {
+    while (collie__gate_next(s->gate, until, &fd, &k, NULL) == 0) {
         uint64_t dl = collie__now_ns() + PROBE_ANSWER_NS;
         int valid =
             k.magic == MAGIC && k.size == s->n && k.from >= 0 && k.from < s->n && k.from != s->me;
@@ -182,7 +182,7 @@ static int knock(struct shrink *s, int r, uint32_t kind, uint64_t connect_by, ui
             s->ev[r] = SILENT;
         return -1;
     }
-    int rc = collie__auth_connect(fd, s->comm->token, answer_by);
+    int rc = collie__auth_connect(fd, s->comm->token, answer_by, NULL);
     struct knock_msg k = {MAGIC, kind, s->me, s->n};
     if (rc == 0)
         rc = collie__sock_send(fd, &k, sizeof k, answer_by);

@@ -2,6 +2,7 @@
 #include "auth.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -10,6 +11,7 @@
 #include <openssl/hmac.h>
 
 #include "config.h"
+#include "seal.h"
 #include "sock.h"
 
 #define NONCE_BYTES COLLIE__AUTH_CHALLENGE_BYTES
@@ -24,11 +26,14 @@ static int fresh_nonce(unsigned char *nonce)
     return got == NONCE_BYTES ? 0 : -1;
 }
 
-/* mac = HMAC-SHA256(token, label | first | second). */
+/* mac = HMAC-SHA256(token, label ["/sealed"] | first | second). */
 static int compute(unsigned char *mac, const char *key, const char *label,
                    const unsigned char *first, const unsigned char *second)
 {
     unsigned char msg[32 + 2 * NONCE_BYTES];
+    char labelled[32];
+    snprintf(labelled, sizeof labelled, "%s%s", label, collie__seal_enabled() ? "/sealed" : "");
+    label = labelled;
     size_t label_len = strlen(label);
     memcpy(msg, label, label_len);
     memcpy(msg + label_len, first, NONCE_BYTES);
@@ -50,7 +55,8 @@ static int verify(const unsigned char *got, const char *key, const char *label,
     return CRYPTO_memcmp(got, want, MAC_BYTES) == 0 ? 0 : -2;
 }
 
-int collie__auth_connect(int fd, const char *token, uint64_t deadline_ns)
+int collie__auth_connect(int fd, const char *token, uint64_t deadline_ns,
+                         struct collie__auth_nonces *nonces)
 {
     unsigned char nonce_c[NONCE_BYTES], reply[NONCE_BYTES + MAC_BYTES], proof[MAC_BYTES];
     if (fresh_nonce(nonce_c) != 0 || collie__sock_send(fd, nonce_c, sizeof nonce_c, deadline_ns) ||
@@ -61,6 +67,10 @@ int collie__auth_connect(int fd, const char *token, uint64_t deadline_ns)
         return -2;
     if (compute(proof, token, "collie/connect", nonce_a, nonce_c) != 0)
         return -2;
+    if (nonces) {
+        memcpy(nonces->connector, nonce_c, NONCE_BYTES);
+        memcpy(nonces->acceptor, nonce_a, NONCE_BYTES);
+    }
     return collie__sock_send(fd, proof, sizeof proof, deadline_ns) ? -1 : 0;
 }
 

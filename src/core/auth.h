@@ -11,7 +11,10 @@
  * side's proof from being reflected as the other's.  OpenSSL computes the
  * MACs and compares them in constant time.  With no token set the key is
  * empty: the exchange still runs, so a job with a token refuses ranks
- * without one, but it proves nothing (collie_init warns once).
+ * without one, but it proves nothing (collie_init warns once).  A process
+ * that encrypts its links (seal.h) says so in both labels ("collie/accept/
+ * sealed"...): ranks that disagree on COLLIE_ENCRYPT fail the handshake,
+ * and no one on the path can strip the encryption unseen.
  */
 #ifndef COLLIE_AUTH_H
 #define COLLIE_AUTH_H
@@ -24,12 +27,20 @@
 #define COLLIE__AUTH_REPLY_BYTES 48     /* nonce_a, MAC */
 #define COLLIE__AUTH_PROOF_BYTES 32     /* MAC */
 
+/* A handshake's two nonces, from which an encrypted link's keys derive (seal.h). */
+struct collie__auth_nonces {
+    unsigned char connector[COLLIE__AUTH_CHALLENGE_BYTES]; /* nonce_c */
+    unsigned char acceptor[COLLIE__AUTH_CHALLENGE_BYTES];  /* nonce_a */
+};
+
 /*
  * The connecting side, blocking.  token: the communicator's secret
- * (COLLIE_TOKEN, or the one drawn into a collie_unique_id).  Returns 0, or
- * -1 with errno set (I/O; ETIMEDOUT past the deadline), or -2: wrong proof.
+ * (COLLIE_TOKEN, or the one drawn into a collie_unique_id).  Returns 0 with
+ * the nonces in *nonces (NULL: not wanted), or -1 with errno set (I/O;
+ * ETIMEDOUT past the deadline), or -2: wrong proof.
  */
-int collie__auth_connect(int fd, const char *token, uint64_t deadline_ns);
+int collie__auth_connect(int fd, const char *token, uint64_t deadline_ns,
+                         struct collie__auth_nonces *nonces);
 
 /*
  * The accepting side as two computations, so that one thread can take many

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "gate.h"
 #include "log.h"
+#include "seal.h"
 #include "sock.h"
 #include "status.h"
 
@@ -39,10 +40,41 @@ struct frame {
 
 struct collie__bootstrap {
     int *fd; /* rank 0: fd[r] for every other rank r; others: fd[0], the link to rank 0 */
+    struct collie__seal **seal; /* as fd, with COLLIE_ENCRYPT=1 (seal.h); else NULL */
 };
+
+/* One end of the star: a connection, sealed (seal.h) or plain. */
+struct link {
+    int fd;
+    struct collie__seal *seal;
+};
+
+static struct link link_to(const collie_comm *comm, int r)
+{
+    const struct collie__bootstrap *b = comm->boot;
+    return (struct link){b->fd[r], b->seal ? b->seal[r] : NULL};
+}
+
+static int link_send(struct link l, const void *buf, size_t len, uint64_t dl)
+{
+    return l.seal ? collie__seal_send_all(l.seal, l.fd, buf, len, dl)
+                  : collie__sock_send(l.fd, buf, len, dl);
+}
+
+static int link_recv(struct link l, void *buf, size_t len, uint64_t dl)
+{
+    return l.seal ? collie__seal_recv_all(l.seal, l.fd, buf, len, dl)
+                  : collie__sock_recv(l.fd, buf, len, dl);
+}
 
 static collie_status io_failed(collie_comm *comm, int peer, const char *what)
 {
+    if (errno == EBADMSG)
+        return collie__fail(comm, COLLIE_ERR_AUTH,
+                            "rank %d refused what rank %d sent during %s: it failed "
+                            "authentication (COLLIE_ENCRYPT=1), so it was altered, replayed or "
+                            "reordered on the way",
+                            comm->rank, peer, what);
     if (errno == ETIMEDOUT)
         return collie__fail(comm, COLLIE_ERR_TIMEOUT,
                             "rank %d waited COLLIE_TIMEOUT=%.1f s for rank %d during %s",
@@ -51,12 +83,11 @@ static collie_status io_failed(collie_comm *comm, int peer, const char *what)
                         comm->rank, peer, what, strerror(errno));
 }
 
-static int send_frame(int fd, collie_status status, const void *data, size_t len, uint64_t dl)
+static int send_frame(struct link l, collie_status status, const void *data, size_t len,
+                      uint64_t dl)
 {
     struct frame f = {FRAME_MAGIC, (uint32_t)status, len};
-    return collie__sock_send(fd, &f, sizeof f, dl) || (len && collie__sock_send(fd, data, len, dl))
-               ? -1
-               : 0;
+    return link_send(l, &f, sizeof f, dl) || (len && link_send(l, data, len, dl)) ? -1 : 0;
 }
 
 /* Rank 0 tells every connected rank why the job cannot start, best effort. */
@@ -65,16 +96,17 @@ static void broadcast_failure(collie_comm *comm, collie_status status)
     uint64_t dl = collie__now_ns() + 2000000000ull;
     for (int r = 1; r < comm->size; r++)
         if (comm->boot->fd[r] >= 0)
-            send_frame(comm->boot->fd[r], status, comm->last_error, strlen(comm->last_error) + 1,
+            send_frame(link_to(comm, r), status, comm->last_error, strlen(comm->last_error) + 1,
                        dl);
 }
 
 /* Receives a frame of exactly `len` payload bytes, or the sender's error. */
-static collie_status recv_frame(collie_comm *comm, int fd, int peer, void *data, size_t len,
+static collie_status recv_frame(collie_comm *comm, int peer, void *data, size_t len,
                                 const char *what)
 {
+    struct link l = link_to(comm, peer);
     struct frame f;
-    if (collie__sock_recv(fd, &f, sizeof f, comm->deadline_ns) != 0)
+    if (link_recv(l, &f, sizeof f, comm->deadline_ns) != 0)
         return io_failed(comm, peer, what);
     if (f.magic != FRAME_MAGIC)
         return collie__fail(comm, COLLIE_ERR_INTERNAL, "garbled bootstrap frame from rank %d",
@@ -82,7 +114,7 @@ static collie_status recv_frame(collie_comm *comm, int fd, int peer, void *data,
     if (f.status != COLLIE_OK) {
         char msg[sizeof comm->last_error] = "";
         size_t n = f.len < sizeof msg ? f.len : sizeof msg - 1;
-        if (collie__sock_recv(fd, msg, n, comm->deadline_ns) != 0)
+        if (link_recv(l, msg, n, comm->deadline_ns) != 0)
             msg[0] = 0;
         msg[n] = 0;
         collie_status st =
@@ -97,9 +129,22 @@ static collie_status recv_frame(collie_comm *comm, int fd, int peer, void *data,
                             "rank %d sent %llu bytes during %s where %zu were agreed: do all "
                             "ranks run the same collie version?",
                             peer, (unsigned long long)f.len, what, len);
-    if (len && collie__sock_recv(fd, data, len, comm->deadline_ns) != 0)
+    if (len && link_recv(l, data, len, comm->deadline_ns) != 0)
         return io_failed(comm, peer, what);
     return COLLIE_OK;
+}
+
+/* The seal of a connection to or from the rendezvous; NULL: failed (comm failed). */
+static struct collie__seal *sealed(collie_comm *comm, const struct collie__auth_nonces *nonces,
+                                   int connector, const struct hello *h)
+{
+    struct collie__seal *s = collie__seal_new(comm->token, nonces, connector, h, sizeof *h);
+    if (!s)
+        collie__fail(comm, COLLIE_ERR_NOMEM,
+                     "rank %d could not set up the encryption of the rendezvous "
+                     "(COLLIE_ENCRYPT=1; its log says why)",
+                     comm->rank);
+    return s;
 }
 
 static collie_status accept_all(collie_comm *comm, const struct collie__identity *id)
@@ -116,7 +161,8 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
     for (int joined = 1; joined < comm->size && st == COLLIE_OK;) {
         int fd;
         struct hello h;
-        if (collie__gate_next(gate, comm->deadline_ns, &fd, &h) != 0) {
+        struct collie__auth_nonces nonces;
+        if (collie__gate_next(gate, comm->deadline_ns, &fd, &h, &nonces) != 0) {
             st = collie__fail(comm, errno == ETIMEDOUT ? COLLIE_ERR_TIMEOUT : COLLIE_ERR_SYSTEM,
                               "rank 0 waited %.1f s for ranks to connect to %s:%d; %d of %d "
                               "arrived (COLLIE_TIMEOUT; did every rank start?)%s%s",
@@ -135,6 +181,12 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
             close(fd);
             continue;
         }
+        struct link l = {fd, comm->boot->seal ? sealed(comm, &nonces, 0, &h) : NULL};
+        if (comm->boot->seal && !l.seal) {
+            close(fd);
+            st = comm->failed;
+            break;
+        }
         if (h.version != PROTOCOL_VERSION || h.size != comm->size || h.rank <= 0 ||
             h.rank >= comm->size || comm->boot->fd[h.rank] >= 0) {
             st = collie__fail(comm, COLLIE_ERR_MISMATCH,
@@ -142,12 +194,15 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
                               "ranks 1..%d of %d (protocol %u), each once",
                               h.rank, h.size, h.version, comm->size - 1, comm->size,
                               PROTOCOL_VERSION);
-            send_frame(fd, st, comm->last_error, strlen(comm->last_error) + 1,
+            send_frame(l, st, comm->last_error, strlen(comm->last_error) + 1,
                        collie__now_ns() + 1000000000ull);
+            collie__seal_free(l.seal);
             close(fd);
             break;
         }
         comm->boot->fd[h.rank] = fd;
+        if (comm->boot->seal)
+            comm->boot->seal[h.rank] = l.seal;
         joined++;
     }
     collie__gate_close(gate);
@@ -163,13 +218,16 @@ collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__ide
         return COLLIE_OK;
     struct collie__bootstrap *b = calloc(1, sizeof *b);
     int *fds = malloc(sizeof(int) * (size_t)comm->size);
-    if (!b || !fds) {
-        free(b), free(fds);
+    int encrypt = collie__seal_enabled();
+    struct collie__seal **seals = encrypt ? calloc((size_t)comm->size, sizeof *seals) : NULL;
+    if (!b || !fds || (encrypt && !seals)) {
+        free(b), free(fds), free(seals);
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the bootstrap");
     }
     for (int r = 0; r < comm->size; r++)
         fds[r] = -1;
     b->fd = fds;
+    b->seal = seals;
     comm->boot = b;
     collie_status st;
     if (comm->rank == 0) {
@@ -181,12 +239,15 @@ collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__ide
                                  sizeof err) != 0)
             st = collie__fail(comm, COLLIE_ERR_TIMEOUT, "rank %d: rank 0's rendezvous: %s",
                               comm->rank, err);
-        int proof =
-            st == COLLIE_OK ? collie__auth_connect(fds[0], comm->token, comm->deadline_ns) : 0;
+        struct collie__auth_nonces nonces;
+        int proof = st == COLLIE_OK
+                        ? collie__auth_connect(fds[0], comm->token, comm->deadline_ns, &nonces)
+                        : 0;
         if (proof == -2)
             st = collie__fail(comm, COLLIE_ERR_AUTH,
                               "rank %d: the rendezvous at %s:%d could not prove it knows this "
-                              "rank's COLLIE_TOKEN (another job, or another token)",
+                              "rank's COLLIE_TOKEN (another job, another token, or another "
+                              "COLLIE_ENCRYPT)",
                               comm->rank, id->addr_host, id->addr_port);
         else if (proof != 0) /* it closed before answering: it failed, or its job is over */
             st = collie__fail(comm, COLLIE_ERR_PEER_LOST,
@@ -196,6 +257,8 @@ collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__ide
         struct hello h = {HELLO_MAGIC, PROTOCOL_VERSION, comm->rank, comm->size};
         if (st == COLLIE_OK && collie__sock_send(fds[0], &h, sizeof h, comm->deadline_ns) != 0)
             st = io_failed(comm, 0, "the rendezvous");
+        if (st == COLLIE_OK && encrypt && !(seals[0] = sealed(comm, &nonces, 1, &h)))
+            st = comm->failed;
     }
     if (st == COLLIE_OK)
         st = collie__bootstrap_barrier(comm);
@@ -211,12 +274,11 @@ collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, v
     memcpy(out + (size_t)comm->rank * len, mine, len);
     if (comm->size == 1)
         return COLLIE_OK;
-    int *fd = comm->boot->fd;
     if (comm->rank != 0) {
-        if (send_frame(fd[0], COLLIE_OK, mine, len, comm->deadline_ns) != 0)
+        if (send_frame(link_to(comm, 0), COLLIE_OK, mine, len, comm->deadline_ns) != 0)
             return io_failed(comm, 0, "a bootstrap exchange");
         collie_status st =
-            recv_frame(comm, fd[0], 0, out, len * (size_t)comm->size, "a bootstrap exchange");
+            recv_frame(comm, 0, out, len * (size_t)comm->size, "a bootstrap exchange");
         /* This rank's own entry comes back as it went: else the table is garbled. */
         if (st == COLLIE_OK && memcmp(out + (size_t)comm->rank * len, mine, len))
             return collie__fail(comm, COLLIE_ERR_INTERNAL,
@@ -228,13 +290,14 @@ collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, v
     }
     collie_status st = COLLIE_OK;
     for (int r = 1; r < comm->size && st == COLLIE_OK; r++)
-        st = recv_frame(comm, fd[r], r, out + (size_t)r * len, len, "a bootstrap exchange");
+        st = recv_frame(comm, r, out + (size_t)r * len, len, "a bootstrap exchange");
     if (st != COLLIE_OK) {
         broadcast_failure(comm, st);
         return st;
     }
     for (int r = 1; r < comm->size; r++)
-        if (send_frame(fd[r], COLLIE_OK, out, len * (size_t)comm->size, comm->deadline_ns) != 0) {
+        if (send_frame(link_to(comm, r), COLLIE_OK, out, len * (size_t)comm->size,
+                       comm->deadline_ns) != 0) {
             st = io_failed(comm, r, "a bootstrap exchange");
             broadcast_failure(comm, st);
             return st;
@@ -288,10 +351,14 @@ void collie__bootstrap_close(collie_comm *comm)
     struct collie__bootstrap *b = comm->boot;
     if (!b)
         return;
-    for (int r = 0; r < comm->size; r++)
+    for (int r = 0; r < comm->size; r++) {
         if (b->fd[r] >= 0)
             close(b->fd[r]);
+        if (b->seal)
+            collie__seal_free(b->seal[r]);
+    }
     free(b->fd);
+    free(b->seal);
     free(b);
     comm->boot = NULL;
 }

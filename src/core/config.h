@@ -28,6 +28,9 @@
     X(TOKEN, STRING, "",                                                                           \
       "shared secret every rank proves it knows before it may join (HMAC "                         \
       "challenge-response); `collie run` sets a random one; never printed")                        \
+    X(ENCRYPT, INT, "0",                                                                           \
+      "1: every byte between hosts is encrypted and authenticated (AES-256-GCM, keys from "        \
+      "COLLIE_TOKEN's handshake; needs a token); the same value on every rank")                    \
     X(SOCKET_IFNAME, STRING, "",                                                                   \
       "network interface whose address ranks listen on for each "                                  \
       "other (default: the one that reaches the rendezvous)")                                      \

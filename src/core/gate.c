@@ -147,7 +147,8 @@ static int advance(struct collie__gate *g, int i)
     return 0;
 }
 
-int collie__gate_next(struct collie__gate *g, uint64_t deadline_ns, int *fd, void *hello)
+int collie__gate_next(struct collie__gate *g, uint64_t deadline_ns, int *fd, void *hello,
+                      struct collie__auth_nonces *nonces)
 {
     struct pollfd p[1 + MAX_WAITING];
     for (;;) {
@@ -177,6 +178,10 @@ int collie__gate_next(struct collie__gate *g, uint64_t deadline_ns, int *fd, voi
             *fd = g->waiting[i].fd;
             if (g->hello_bytes)
                 memcpy(hello, g->waiting[i].proof_hello + COLLIE__AUTH_PROOF_BYTES, g->hello_bytes);
+            if (nonces) {
+                memcpy(nonces->connector, g->waiting[i].challenge, sizeof nonces->connector);
+                memcpy(nonces->acceptor, g->waiting[i].reply, sizeof nonces->acceptor);
+            }
             g->waiting[i] = g->waiting[--g->n];
             return 0;
         }

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
+
 #define COLLIE__GATE_HELLO_MAX 64
 
 struct collie__gate;
@@ -36,12 +38,13 @@ struct collie__gate *collie__gate_open(int listen_fd, const char *token, size_t 
 
 /*
  * Waits for the next connection to pass the gate: 0 with *fd (blocking,
- * close-on-exec, TCP_NODELAY; now the caller's) and its hello copied to
- * hello; or -1 with errno: ETIMEDOUT at deadline_ns, or why the listener
- * failed (EMFILE...).  Connections still proving themselves wait for the
- * next call.
+ * close-on-exec, TCP_NODELAY; now the caller's), its hello copied to hello
+ * and its handshake's nonces to *nonces (NULL: not wanted); or -1 with
+ * errno: ETIMEDOUT at deadline_ns, or why the listener failed (EMFILE...).
+ * Connections still proving themselves wait for the next call.
  */
-int collie__gate_next(struct collie__gate *g, uint64_t deadline_ns, int *fd, void *hello);
+int collie__gate_next(struct collie__gate *g, uint64_t deadline_ns, int *fd, void *hello,
+                      struct collie__auth_nonces *nonces);
 
 /* Closes every connection still proving itself and frees the gate (NULL: nothing). */
 void collie__gate_close(struct collie__gate *g);

@@ -20,7 +20,7 @@
 
 #include "clock.h"
 
-static int wait_fd(int fd, short events, uint64_t deadline_ns)
+int collie__sock_wait(int fd, short events, uint64_t deadline_ns)
 {
     for (;;) {
         uint64_t now = collie__now_ns();
@@ -91,7 +91,7 @@ static int connect_once(const struct addrinfo *ai, uint64_t deadline_ns)
     if (s < 0)
         return -1;
     if (connect(s, ai->ai_addr, ai->ai_addrlen) != 0) {
-        if (errno != EINPROGRESS || wait_fd(s, POLLOUT, deadline_ns) != 0) {
+        if (errno != EINPROGRESS || collie__sock_wait(s, POLLOUT, deadline_ns) != 0) {
             int e = errno;
             close(s);
             errno = e;
@@ -195,7 +195,7 @@ int collie__sock_send(int fd, const void *buf, size_t len, uint64_t deadline_ns)
 {
     const char *p = buf;
     while (len) {
-        if (wait_fd(fd, POLLOUT, deadline_ns) != 0)
+        if (collie__sock_wait(fd, POLLOUT, deadline_ns) != 0)
             return -1;
         ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
@@ -215,7 +215,7 @@ int collie__sock_recv(int fd, void *buf, size_t len, uint64_t deadline_ns)
 {
     char *p = buf;
     while (len) {
-        if (wait_fd(fd, POLLIN, deadline_ns) != 0)
+        if (collie__sock_wait(fd, POLLIN, deadline_ns) != 0)
             return -1;
         ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
         if (n == 0) {

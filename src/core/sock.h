@@ -27,6 +27,8 @@ int collie__sock_accept_ready(int listen_fd, int *fd);
 /* "address:port" of the other end of fd, or of this end, for logs. */
 void collie__sock_peer_name(int fd, char *name, size_t len);
 void collie__sock_local_name(int fd, char *name, size_t len);
+/* Waits until fd is ready for events (POLLIN, POLLOUT): 0, or -1 (ETIMEDOUT past deadline_ns). */
+int collie__sock_wait(int fd, short events, uint64_t deadline_ns);
 int collie__sock_send(int fd, const void *buf, size_t len, uint64_t deadline_ns);
 int collie__sock_recv(int fd, void *buf, size_t len, uint64_t deadline_ns);
 

@@ -31,6 +31,7 @@
 #include "../core/config.h"
 #include "../core/gate.h"
 #include "../core/log.h"
+#include "../core/seal.h"
 #include "../core/sock.h"
 #include "wire.h"
 
@@ -81,6 +82,23 @@ static collie_status listen_here(collie_comm *comm, int *listen_fd, struct colli
     return COLLIE_OK;
 }
 
+/* With COLLIE_ENCRYPT=1, the seal of connection k to peer, just made. */
+static collie_status seal(collie_comm *comm, int peer, int k,
+                          const struct collie__auth_nonces *nonces, int connector,
+                          const struct hello *h)
+{
+    struct collie__net *n = comm->net;
+    if (!n->seal)
+        return COLLIE_OK;
+    size_t i = collie__net_index(comm, peer, k);
+    n->seal[i] = collie__seal_new(comm->token, nonces, connector, h, sizeof *h);
+    return n->seal[i] ? COLLIE_OK
+                      : collie__fail(comm, COLLIE_ERR_NOMEM,
+                                     "rank %d could not set up the encryption of its link to rank "
+                                     "%d (COLLIE_ENCRYPT=1; its log says why)",
+                                     comm->rank, peer);
+}
+
 static collie_status connect_to(collie_comm *comm, int peer, const struct collie__net_endpoint *at)
 {
     for (int k = 0; k <= comm->net->streams; k++) {
@@ -90,13 +108,15 @@ static collie_status connect_to(collie_comm *comm, int peer, const struct collie
             return collie__fail(comm, COLLIE_ERR_TIMEOUT, "rank %d cannot connect to rank %d: %s",
                                 comm->rank, peer, err);
         *collie__net_slot(comm, peer, k) = fd;
-        int proof = collie__auth_connect(fd, comm->token, comm->deadline_ns);
+        struct collie__auth_nonces nonces;
+        int proof = collie__auth_connect(fd, comm->token, comm->deadline_ns, &nonces);
         if (proof != 0)
             return collie__fail(comm, COLLIE_ERR_AUTH,
                                 "rank %d: rank %d at %s:%d did not complete the COLLIE_TOKEN "
                                 "handshake (%s)",
                                 comm->rank, peer, at->host, at->port,
-                                proof == -2 ? "its proof is wrong: another token?"
+                                proof == -2 ? "its proof is wrong: another token, or another "
+                                              "COLLIE_ENCRYPT?"
                                             : strerror(errno));
         struct hello h = {HELLO_MAGIC, comm->rank, comm->size, k};
         if (collie__sock_send(fd, &h, sizeof h, comm->deadline_ns) != 0)
@@ -104,6 +124,9 @@ static collie_status connect_to(collie_comm *comm, int peer, const struct collie
                                 "rank %d lost rank %d while "
                                 "connecting: %s",
                                 comm->rank, peer, strerror(errno));
+        collie_status st = seal(comm, peer, k, &nonces, 1, &h);
+        if (st != COLLIE_OK)
+            return st;
     }
     return COLLIE_OK;
 }
@@ -126,7 +149,8 @@ static collie_status accept_from_above(collie_comm *comm, int listen_fd)
     while (expected > 0) {
         int fd;
         struct hello h;
-        if (collie__gate_next(gate, comm->deadline_ns, &fd, &h) != 0) {
+        struct collie__auth_nonces nonces;
+        if (collie__gate_next(gate, comm->deadline_ns, &fd, &h, &nonces) != 0) {
             st = collie__fail(comm, errno == ETIMEDOUT ? COLLIE_ERR_TIMEOUT : COLLIE_ERR_SYSTEM,
                               "rank %d waited COLLIE_TIMEOUT=%.1f s for %d connection(s) from "
                               "ranks on other hosts%s%s",
@@ -146,6 +170,8 @@ static collie_status accept_from_above(collie_comm *comm, int listen_fd)
         }
         *collie__net_slot(comm, h.rank, h.stream) = fd;
         expected--;
+        if ((st = seal(comm, h.rank, h.stream, &nonces, 0, &h)) != COLLIE_OK)
+            break;
     }
     collie__gate_close(gate);
     return st;
@@ -188,8 +214,9 @@ collie_status collie__net_open(collie_comm *comm)
     _Atomic unsigned char *claim = calloc(nfd, sizeof *claim);
     unsigned char *mid = calloc(nfd, 1);
     struct collie__net_endpoint *all = calloc((size_t)comm->size, sizeof *all);
-    if (!n || !fds || !all || !claim || !mid) {
-        free(n), free(fds), free(all), free((void *)claim), free(mid);
+    struct collie__seal **seals = collie__seal_enabled() ? calloc(nfd, sizeof *seals) : NULL;
+    if (!n || !fds || !all || !claim || !mid || (collie__seal_enabled() && !seals)) {
+        free(n), free(fds), free(all), free((void *)claim), free(mid), free(seals);
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the TCP connection table");
     }
     for (size_t i = 0; i < nfd; i++)
@@ -198,6 +225,7 @@ collie_status collie__net_open(collie_comm *comm)
     n->fd = fds;
     n->claim = claim;
     n->mid = mid;
+    n->seal = seals;
     n->stripe_min = STRIPE_MIN;
     comm->net = n;
     int listen_fd = -1;
@@ -216,8 +244,9 @@ collie_status collie__net_open(collie_comm *comm)
     if (st == COLLIE_OK)
         COLLIE_INFO("net",
                     "rank %d listens at %s:%d; %d host(s), %d TCP stream(s) per remote peer "
-                    "(+1 for send/recv)",
-                    comm->rank, me.host, me.port, comm->nhosts, n->streams);
+                    "(+1 for send/recv)%s",
+                    comm->rank, me.host, me.port, comm->nhosts, n->streams,
+                    n->seal ? ", encrypted (AES-256-GCM)" : "");
     return st;
 }
 
@@ -227,6 +256,8 @@ static void end_all(collie_comm *comm, int close_them)
     struct collie__net *n = comm->net;
     size_t nfd = (size_t)comm->size * (size_t)(n->streams + 1);
     for (size_t i = 0; i < nfd; i++) {
+        if (close_them && n->seal)
+            collie__seal_free(n->seal[i]);
         if (n->fd[i] < 0)
             continue;
         if (close_them)
@@ -251,6 +282,7 @@ void collie__net_close(collie_comm *comm)
     free(n->fd);
     free((void *)n->claim);
     free(n->mid);
+    free(n->seal);
     free(n);
     comm->net = NULL;
 }

@@ -6,7 +6,8 @@
  * messages of collectives, which large messages are striped over (one stream
  * stays far below a fast link's rate), and one more for collie_send/recv.
  * The higher rank connects; both ends prove they know COLLIE_TOKEN (auth.h)
- * before a connection joins.  Data sockets are non-blocking and driven by the
+ * before a connection joins, and with COLLIE_ENCRYPT=1 every byte after that
+ * travels sealed (seal.h).  Data sockets are non-blocking and driven by the
  * calling thread (xfer.c).  Private to src/transport/: the table in tcp.c
  * is the transport's face.
  */
@@ -26,6 +27,7 @@ struct collie__net {
      */
     _Atomic unsigned char *claim; /* CLAIM_FREE, CLAIM_SENDING, CLAIM_ENDED */
     unsigned char *mid;           /* written by the claim's holder only */
+    struct collie__seal **seal;   /* as fd, with COLLIE_ENCRYPT=1 (seal.h); else NULL */
 };
 
 enum { COLLIE_NET_CLAIM_FREE, COLLIE_NET_CLAIM_SENDING, COLLIE_NET_CLAIM_ENDED };

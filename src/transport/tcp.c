@@ -11,6 +11,11 @@
  * header (or, when its send failed, finds it waiting) and fails with that
  * cause instead of "the connection closed", passing it on in turn: every
  * rank on every host names the first cause.
+ *
+ * With COLLIE_ENCRYPT=1 the same bytes travel sealed (seal.h): every read
+ * and write of a connection goes through link_recv and link_send, and a
+ * message that fails authentication fails the communicator with
+ * COLLIE_ERR_AUTH.  Small messages then take the general path.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +25,7 @@
 #include <sys/uio.h>
 
 #include "../core/log.h"
+#include "../core/seal.h"
 #include "../core/status.h"
 #include "net.h"
 #include "transport.h"
@@ -39,11 +45,50 @@ static int stripe_fd(const collie_comm *comm, const struct collie__xfer *x, int 
     return comm->net->fd[stripe_index(comm, x, k)];
 }
 
+/* Connection i's seal, or NULL: plain. */
+static struct collie__seal *seal_of(const collie_comm *comm, size_t i)
+{
+    return comm->net->seal ? comm->net->seal[i] : NULL;
+}
+
+/* recv() and sendmsg() on connection i, non-blocking, sealed or not. */
+static ssize_t link_recv(const collie_comm *comm, size_t i, void *buf, size_t len)
+{
+    struct collie__seal *s = seal_of(comm, i);
+    return s ? collie__seal_recv(s, comm->net->fd[i], buf, len)
+             : recv(comm->net->fd[i], buf, len, MSG_DONTWAIT);
+}
+
+static ssize_t link_send(const collie_comm *comm, size_t i, const struct iovec *iov, int n)
+{
+    struct collie__seal *s = seal_of(comm, i);
+    if (s)
+        return collie__seal_sendv(s, comm->net->fd[i], iov, n);
+    struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
+    return sendmsg(comm->net->fd[i], &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 static collie_status lost(collie_comm *comm, const struct collie__xfer *x, const char *why)
 {
     return collie__fail(comm, COLLIE_ERR_PEER_LOST,
                         "rank %d lost its connection to rank %d (another host) during %s #%u: %s",
                         comm->rank, x->peer, collie__coll_name(x->desc->coll), x->desc->seq, why);
+}
+
+/* A receive on x's connection failed with errno err. */
+static collie_status recv_failed(collie_comm *comm, const struct collie__xfer *x, int err)
+{
+    if (err == EBADMSG)
+        return collie__fail(comm, COLLIE_ERR_AUTH,
+                            "rank %d refused what rank %d (another host) sent during %s #%u: it "
+                            "failed authentication (COLLIE_ENCRYPT=1), so it was altered, "
+                            "replayed, reordered or cut on the way",
+                            comm->rank, x->peer, collie__coll_name(x->desc->coll), x->desc->seq);
+    if (err == ENOMEM)
+        return collie__fail(comm, COLLIE_ERR_NOMEM,
+                            "rank %d has no memory for the records of its link to rank %d",
+                            comm->rank, x->peer);
+    return lost(comm, x, strerror(err));
 }
 
 static int relayable(uint32_t status)
@@ -59,7 +104,7 @@ static int relayable(uint32_t status)
  * read): why it failed.  Adopted as this rank's cause and passed on.  A
  * report that is not one is the peer's loss, as a closed connection.
  */
-static collie_status take_cause(collie_comm *comm, const struct collie__xfer *x, int fd,
+static collie_status take_cause(collie_comm *comm, const struct collie__xfer *x, size_t i,
                                 const struct collie__wire *h, const unsigned char *have,
                                 size_t nhave)
 {
@@ -71,20 +116,22 @@ static collie_status take_cause(collie_comm *comm, const struct collie__xfer *x,
         memcpy(text, have, nhave);
     uint64_t deadline = collie__now_ns() + 1000000000ull; /* sent whole: it is on its way */
     while (got < len) {
-        struct pollfd p = {fd, POLLIN, 0};
+        struct pollfd p = {comm->net->fd[i], POLLIN, 0};
         if (poll(&p, 1, collie__poll_ms(collie__now_ns(), deadline, 100)) == 0 &&
             collie__now_ns() >= deadline)
             return lost(comm, x, "its failure report stopped half-way");
-        ssize_t r = recv(fd, text + got, len - got, MSG_DONTWAIT);
+        ssize_t r = link_recv(comm, i, text + got, len - got);
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
             continue;
+        if (r < 0 && errno == EBADMSG)
+            return recv_failed(comm, x, errno);
         if (r <= 0)
             return lost(comm, x, "its failure report stopped half-way");
         got += (size_t)r;
     }
     text[len] = 0;
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)text[i] < 0x20)
+    for (size_t c = 0; c < len; c++)
+        if ((unsigned char)text[c] < 0x20)
             return lost(comm, x, "it closed it after a failure report that is not text");
     /* Aborted there; here the peer is gone (the aborting rank's text names it). */
     collie_status status = h->coll == COLLIE_ERR_ABORTED ? COLLIE_ERR_PEER_LOST : h->coll;
@@ -93,23 +140,33 @@ static collie_status take_cause(collie_comm *comm, const struct collie__xfer *x,
     return collie__fail_from_peer(comm, status, text);
 }
 
-/* A send failed: if the peer's failure report is waiting, its cause; else the loss. */
-static collie_status send_failed(collie_comm *comm, const struct collie__xfer *x, int fd,
+/*
+ * A send failed: if the peer's failure report is waiting, its cause; else
+ * the loss.  Sealed, the report cannot be peeked at: a header is read, and
+ * whatever it is, the connection is done with.
+ */
+static collie_status send_failed(collie_comm *comm, const struct collie__xfer *x, size_t i,
                                  const char *why)
 {
     unsigned char buf[HDR + CAUSE_MAX];
     struct collie__wire h;
+    int fd = comm->net->fd[i];
+    if (seal_of(comm, i)) {
+        if (link_recv(comm, i, &h, HDR) == (ssize_t)HDR && h.magic == COLLIE_WIRE_CAUSE_MAGIC)
+            return take_cause(comm, x, i, &h, NULL, 0);
+        return lost(comm, x, why);
+    }
     ssize_t got = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
     if (got >= (ssize_t)HDR) {
         memcpy(&h, buf, HDR);
         if (h.magic == COLLIE_WIRE_CAUSE_MAGIC && h.len <= CAUSE_MAX &&
             (size_t)got >= HDR + h.len && recv(fd, buf, HDR + h.len, MSG_DONTWAIT) > 0)
-            return take_cause(comm, x, fd, &h, buf + HDR, (size_t)h.len);
+            return take_cause(comm, x, i, &h, buf + HDR, (size_t)h.len);
     }
     return lost(comm, x, why);
 }
 
-static collie_status send_claimed(collie_comm *comm, struct collie__xfer *x, int k, int fd)
+static collie_status send_claimed(collie_comm *comm, struct collie__xfer *x, int k, size_t i)
 {
     struct collie__xfer_stripe *st = &x->st[k];
     while (!collie__xfer_stripe_done(x, k)) {
@@ -120,14 +177,17 @@ static collie_status send_claimed(collie_comm *comm, struct collie__xfer *x, int
                 (struct iovec){(unsigned char *)&x->hdr[k] + st->hdr_done, HDR - st->hdr_done};
         if (st->done < st->len)
             iov[n++] = (struct iovec){x->buf + st->off + st->done, st->len - st->done};
-        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-        ssize_t sent = sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t sent = link_send(comm, i, iov, n);
         if (sent < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return COLLIE_OK;
             if (errno == EINTR)
                 continue;
-            return send_failed(comm, x, fd, strerror(errno));
+            if (errno == ENOMEM)
+                return collie__fail(comm, COLLIE_ERR_NOMEM,
+                                    "rank %d has no memory for the records of its link to rank %d",
+                                    comm->rank, x->peer);
+            return send_failed(comm, x, i, strerror(errno));
         }
         size_t h = HDR - st->hdr_done < (size_t)sent ? HDR - st->hdr_done : (size_t)sent;
         st->hdr_done += h;
@@ -149,8 +209,9 @@ static collie_status send_stripe(collie_comm *comm, struct collie__xfer *x, int 
         collie_status failed = atomic_load(&comm->failed); /* ended by the failure */
         return failed != COLLIE_OK ? failed : COLLIE_ERR_INTERNAL;
     }
-    collie_status st = send_claimed(comm, x, k, n->fd[i]);
-    n->mid[i] = !collie__xfer_stripe_done(x, k) && (x->st[k].hdr_done || x->st[k].done);
+    collie_status st = send_claimed(comm, x, k, i);
+    n->mid[i] = (!collie__xfer_stripe_done(x, k) && (x->st[k].hdr_done || x->st[k].done)) ||
+                (seal_of(comm, i) && collie__seal_sending(seal_of(comm, i)));
     atomic_store(&n->claim[i], COLLIE_NET_CLAIM_FREE);
     return st;
 }
@@ -164,7 +225,7 @@ static int recv_small(collie_comm *comm, struct collie__xfer *x, int k, int fd, 
 {
     struct collie__xfer_stripe *s = &x->st[k];
     unsigned char bounce[HDR + SMALL_MSG];
-    if (s->hdr_done || s->len > SMALL_MSG)
+    if (s->hdr_done || s->len > SMALL_MSG || seal_of(comm, stripe_index(comm, x, k)))
         return 0;
     ssize_t got = recv(fd, bounce, HDR + s->len, MSG_DONTWAIT);
     if (got <= 0)
@@ -174,7 +235,8 @@ static int recv_small(collie_comm *comm, struct collie__xfer *x, int k, int fd, 
     s->hdr_done = h;
     *st = COLLIE_OK;
     if (h == HDR && x->hdr[k].magic == COLLIE_WIRE_CAUSE_MAGIC) {
-        *st = take_cause(comm, x, fd, &x->hdr[k], bounce + HDR, (size_t)got - HDR);
+        *st = take_cause(comm, x, stripe_index(comm, x, k), &x->hdr[k], bounce + HDR,
+                         (size_t)got - HDR);
         return 1;
     }
     if (h == HDR) {
@@ -190,16 +252,16 @@ static int recv_small(collie_comm *comm, struct collie__xfer *x, int k, int fd, 
 static collie_status recv_stripe(collie_comm *comm, struct collie__xfer *x, int k)
 {
     struct collie__xfer_stripe *st = &x->st[k];
-    int fd = stripe_fd(comm, x, k);
+    size_t i = stripe_index(comm, x, k);
     collie_status small;
-    if (recv_small(comm, x, k, fd, &small) && small != COLLIE_OK)
+    if (recv_small(comm, x, k, comm->net->fd[i], &small) && small != COLLIE_OK)
         return small;
     while (!collie__xfer_stripe_done(x, k)) {
         int header = st->hdr_done < HDR;
         unsigned char *to =
             header ? (unsigned char *)&x->hdr[k] + st->hdr_done : x->buf + st->off + st->done;
         size_t want = header ? HDR - st->hdr_done : st->len - st->done;
-        ssize_t got = recv(fd, to, want, MSG_DONTWAIT);
+        ssize_t got = link_recv(comm, i, to, want);
         if (got == 0)
             return lost(comm, x, "the peer closed it (it exited, or failed)");
         if (got < 0) {
@@ -207,7 +269,7 @@ static collie_status recv_stripe(collie_comm *comm, struct collie__xfer *x, int 
                 return COLLIE_OK;
             if (errno == EINTR)
                 continue;
-            return lost(comm, x, strerror(errno));
+            return recv_failed(comm, x, errno);
         }
         if (!header) {
             st->done += (size_t)got;
@@ -215,7 +277,7 @@ static collie_status recv_stripe(collie_comm *comm, struct collie__xfer *x, int 
         }
         st->hdr_done += (size_t)got;
         if (st->hdr_done == HDR && x->hdr[k].magic == COLLIE_WIRE_CAUSE_MAGIC)
-            return take_cause(comm, x, fd, &x->hdr[k], NULL, 0);
+            return take_cause(comm, x, i, &x->hdr[k], NULL, 0);
         if (st->hdr_done == HDR) {
             collie_status bad = collie__wire_check(comm, x, k);
             if (bad != COLLIE_OK)
@@ -278,7 +340,7 @@ static void tcp_abort(collie_comm *comm, collie_status status, const char *msg)
             if (n->fd[i] >= 0 &&
                 atomic_compare_exchange_strong(&n->claim[i], &expect, COLLIE_NET_CLAIM_ENDED) &&
                 !n->mid[i]) /* best effort: one small message into an idle socket's buffer */
-                send(n->fd[i], &cause, HDR + len, MSG_DONTWAIT | MSG_NOSIGNAL);
+                link_send(comm, i, &(struct iovec){&cause, HDR + len}, 1);
         }
     collie__net_shutdown(comm); /* ranks on other hosts see the connections end at once */
 }

@@ -193,8 +193,7 @@ ssize_t collie__seal_sendv(struct collie__seal *s, int fd, const struct iovec *i
     if (t->done == t->len && seal_batch(t, iov, n) != 0)
         return -1;
     while (t->done < t->len) {
-        ssize_t sent =
-            send(fd, t->buf + t->done, t->len - t->done, MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t sent = send(fd, t->buf + t->done, t->len - t->done, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (sent < 0 && errno == EINTR)
             continue;
         if (sent < 0)
@@ -261,8 +260,8 @@ ssize_t collie__seal_recv(struct collie__seal *s, int fd, void *buf, size_t len)
         return errno = ENOMEM, -1;
     while (got < len) {
         if (r->rest_off < r->rest_len) {
-            size_t take = r->rest_len - r->rest_off < len - got ? r->rest_len - r->rest_off
-                                                                : len - got;
+            size_t take =
+                r->rest_len - r->rest_off < len - got ? r->rest_len - r->rest_off : len - got;
             memcpy(to + got, r->rest + r->rest_off, take);
             r->rest_off += take;
             got += take;

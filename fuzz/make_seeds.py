@@ -20,6 +20,12 @@ def put(harness, name, data):
 put("auth", "accept", b"\x00" + bytes(range(16)) + bytes(32))
 put("auth", "connect", b"\x01" + bytes(range(48)))
 
+# seal: mode byte (0 raw wire bytes, 1 plaintext to seal and read back, 2 the same with a
+# byte of the wire flipped), then the bytes.
+put("seal", "raw", b"\x00" + struct.pack("<I", 40) + bytes(16) + bytes(range(40)) + bytes(16))
+put("seal", "roundtrip", b"\x01" + bytes(range(256)) * 3)
+put("seal", "flip", b"\x02" + b"\x00\x09" + bytes(range(200)))
+
 # bootstrap: role byte, then the peer's stream after the handshake.
 HELLO, FRAME, HOST_ID, ENDPOINT = 0x434C4253, 0x434C4246, 96, 68
 def frame(payload, status=0):

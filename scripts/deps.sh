@@ -10,7 +10,8 @@
 #                    python3 (the tests read the timeline's JSON), and numpy, PyTorch, pip and
 #                    setuptools (the Python package and the torch.distributed backend),
 #                    torchvision (collie.torch.benchmark's models) and mpi4py (the MPI
-#                    interposer's test with a program nobody here wrote)
+#                    interposer's test with a program nobody here wrote), nftables (the
+#                    encrypted-link test's man in the middle)
 # libopenblas-dev, zlib1g-dev and the data set are for collie-train only
 # (COLLIE_BUILD_TRAIN=ON, the default).
 set -euo pipefail
@@ -20,7 +21,7 @@ case "${1:-}" in
 --test) packages+=(openmpi-bin libopenmpi-dev libgloo-dev gnuplot-nox iproute2 iperf3 clang-format
              clang libclang-rt-14-dev
              procps python3 python3-numpy python3-torch python3-torchvision python3-pip python3-setuptools git
-             python3-mpi4py) ;;
+             python3-mpi4py nftables) ;;
 esac
 missing=()
 for p in "${packages[@]}"; do

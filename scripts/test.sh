@@ -29,7 +29,8 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_TSAN=ON -DCO
 cmake --build build-tsan -j"$jobs" >/dev/null
 # Every test of the asynchronous core (lanes, abort from a second thread, split,
 # fusion, the non-blocking form of every collective, non-blocking neighbour
-# averaging) and of the windows (a thread each), at the sanitizers' sizes.
+# averaging), of the windows (a thread each) and of encrypted links (the two
+# directions of a link on two threads), at the sanitizers' sizes.
 (cd build-tsan && COLLIE_TEST_MAX_COUNT=65537 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     ctest --output-on-failure -R '^(async\.|hosts\.async$|neighbor\.dynamic\.|window\.)')
 

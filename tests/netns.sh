@@ -4,6 +4,10 @@
 # Traffic stays inside.  Source it, then:
 #   netns_up K [RATE]     hosts 0..K-1 at 10.99.0.(h+1); RATE (e.g. 1gbit): tc tbf on
 #                         every host's link; exits 77 (skipped) if namespaces cannot be made
+#   netns_up_routed       hosts 0 and 1 on subnets of their own (10.99.0.1, 10.99.1.2),
+#                         routed through the namespace netns_exec sw ... runs in: all
+#                         traffic between them passes there (test_encrypt.sh's man in
+#                         the middle)
 #   netns_exec H CMD...   runs CMD on host H
 #   netns_link H up|down  cuts or restores host H's link
 #   netns_rsh FILE        writes an ssh stand-in: FILE HOST COMMAND runs COMMAND on the
@@ -56,6 +60,32 @@ netns_up() {
             tc -n "$ns" qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms ||
                 { netns_down; netns_skip "tc tbf is not available"; }
         fi
+    done
+}
+
+netns_up_routed() {
+    local h ns sw="$netns_prefix-sw"
+    [ "$(id -u)" = 0 ] || netns_skip "emulated hosts need root (ip netns)"
+    command -v ip >/dev/null || netns_skip "emulated hosts need iproute2 (apt-get install iproute2)"
+    trap netns_down EXIT
+    ip netns add "$sw" 2>/dev/null || netns_skip "this machine cannot create network namespaces"
+    ip -n "$sw" link set lo up
+    ip netns exec "$sw" sysctl -qw net.ipv4.ip_forward=1 || { netns_down; netns_skip "cannot route"; }
+    netns_count=2
+    for h in 0 1; do
+        ns="$netns_prefix-$h"
+        ip netns add "$ns" || { netns_down; netns_skip "cannot create namespace $ns"; }
+        ip link add "c$$h$h" type veth peer name "c$$s$h" || { netns_down; netns_skip "cannot create veth pairs"; }
+        ip link set "c$$h$h" netns "$ns"
+        ip link set "c$$s$h" netns "$sw"
+        ip -n "$ns" link set "c$$h$h" name eth0
+        ip -n "$ns" addr add "10.99.$h.$((h + 1))/24" dev eth0
+        ip -n "$ns" link set eth0 up
+        ip -n "$ns" link set lo up
+        ip -n "$ns" route add default via "10.99.$h.254"
+        ip -n "$sw" link set "c$$s$h" name "side$h"
+        ip -n "$sw" addr add "10.99.$h.254/24" dev "side$h"
+        ip -n "$sw" link set "side$h" up
     done
 }
 

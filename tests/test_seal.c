@@ -141,7 +141,7 @@ static void seal_records(struct collie__seal *s, const size_t *sizes, int n, str
         if (collie__seal_send_all(s, sv[0], msg, sizes[i], collie__now_ns() + SECOND) != 0)
             CHECK(0, "sealing record %d: %s", i, strerror(errno));
         out->rec_at[i] = out->len;
-        out->rec_len[i] = 4 + sizes[i] + 16;
+        out->rec_len[i] = 20 + sizes[i] + 16; /* length, head tag, body, tag */
         ssize_t r = recv(sv[1], out->bytes + out->len, sizeof out->bytes - out->len, 0);
         CHECK(r == (ssize_t)out->rec_len[i], "record %d is %zd bytes on the wire, not %zu", i, r,
               out->rec_len[i]);
@@ -205,17 +205,27 @@ static void attacks(void)
     static const struct {
         const char *what;
         size_t at; /* a byte of the stream to flip */
-    } flips[] = {{"a ciphertext byte of the first record", 4 + 3},
-                 {"a tag byte of the first record", 4 + 40 + 5},
-                 {"the length of the first record, changed", 0},
-                 {"a ciphertext byte of the second record", 60 + 4 + 999}};
+        size_t bit;
+    } flips[] = {{"a ciphertext byte of the first record", 20 + 3, 0x20},
+                 {"a tag byte of the first record", 20 + 40 + 5, 0x20},
+                 {"a head tag byte of the first record", 4 + 2, 0x20},
+                 {"the length of the first record, lowered", 0, 0x01},
+                 {"the length of the first record, raised", 0, 0x10},
+                 {"the length of the second record, raised", 76, 0x40},
+                 {"a ciphertext byte of the second record", 76 + 20 + 999, 0x20}};
     for (size_t f = 0; f < sizeof flips / sizeof flips[0]; f++) {
         copy = w;
-        copy.bytes[flips[f].at] ^= flips[f].at == 0 ? 0x01 : 0x20;
+        copy.bytes[flips[f].at] ^= (unsigned char)flips[f].bit;
         e = make_ends(TOKEN, hello);
-        refused(flips[f].what, e.a, copy.bytes, copy.len, flips[f].at >= 60 ? 40 : 0);
+        refused(flips[f].what, e.a, copy.bytes, copy.len, flips[f].at >= 76 ? 40 : 0);
         free_ends(e);
     }
+    /* a raised length is refused at once: the body it announces is not awaited */
+    copy = w;
+    copy.bytes[0] ^= 0x10;
+    e = make_ends(TOKEN, hello);
+    refused("a raised length, alone", e.a, copy.bytes, 20, 0);
+    free_ends(e);
 
     /* replayed: the first record twice */
     copy = w;

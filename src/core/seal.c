@@ -1,6 +1,10 @@
 /*
  * seal.c - the records of seal.h on OpenSSL's AES-256-GCM, keys from HKDF.
  *
+ * A record's head (its length) carries a tag of its own, so that a length
+ * altered on the way is refused at once instead of leaving the receiver
+ * waiting for a body that never comes.
+ *
  * Sending seals up to BATCH_RECORDS records from the caller's plaintext
  * into one buffer and writes it with as few send()s as the socket allows;
  * the caller learns of the plaintext only once its records are all out.
@@ -29,10 +33,12 @@
 
 #define LEN_BYTES 4
 #define TAG_BYTES 16
+#define HEAD_BYTES (LEN_BYTES + TAG_BYTES) /* the length and its own tag */
 #define KEY_BYTES 32
 #define IV_BYTES 12
 #define RECORD_MAX COLLIE__SEAL_RECORD_MAX
-#define WIRE_MAX (LEN_BYTES + RECORD_MAX + TAG_BYTES)
+#define WIRE_MAX (HEAD_BYTES + RECORD_MAX + TAG_BYTES)
+#define HEAD_NONCE (1ull << 63) /* a head's nonce: its record's number with this bit set */
 #define BATCH_RECORDS 4
 #define IN_CAP (2 * WIRE_MAX) /* a whole record always fits behind a partial one */
 
@@ -47,6 +53,7 @@ struct seal_rx {
     EVP_CIPHER_CTX *ctx;
     uint64_t seq;
     int broken;          /* a record failed: final */
+    int head_ok;         /* the next record's head is authentic: its body is awaited */
     unsigned char *buf;  /* IN_CAP bytes read from the socket */
     size_t off, have;    /* records start at buf + off; have bytes read in all */
     unsigned char *rest; /* a record's plaintext, not yet taken */
@@ -132,6 +139,27 @@ static void iv_of(unsigned char *iv, uint64_t seq)
     memcpy(iv + IV_BYTES - sizeof seq, &seq, sizeof seq);
 }
 
+/* The tag of a record's head: GCM over no plaintext, the length as additional data. */
+static int head_tag(EVP_CIPHER_CTX *ctx, int encrypt, uint64_t seq, const unsigned char *len,
+                    unsigned char *tag)
+{
+    unsigned char iv[IV_BYTES], none[16];
+    int outl;
+    iv_of(iv, seq | HEAD_NONCE);
+    if (EVP_CipherInit_ex(ctx, NULL, NULL, NULL, iv, encrypt) <= 0 ||
+        EVP_CipherUpdate(ctx, NULL, &outl, len, LEN_BYTES) <= 0)
+        return -1;
+    if (encrypt)
+        return EVP_EncryptFinal_ex(ctx, none, &outl) > 0 &&
+                       EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, TAG_BYTES, tag) > 0
+                   ? 0
+                   : -1;
+    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, TAG_BYTES, tag) > 0 &&
+                   EVP_DecryptFinal_ex(ctx, none, &outl) > 0
+               ? 0
+               : -1;
+}
+
 /* Seals len plaintext bytes of iov, starting at byte skip, as one record at out. */
 static int seal_record(struct seal_tx *t, const struct iovec *iov, int n, size_t skip, size_t len,
                        unsigned char *out)
@@ -139,12 +167,14 @@ static int seal_record(struct seal_tx *t, const struct iovec *iov, int n, size_t
     unsigned char iv[IV_BYTES];
     uint32_t len32 = (uint32_t)len;
     int outl;
-    iv_of(iv, t->seq++);
     memcpy(out, &len32, LEN_BYTES);
+    if (head_tag(t->ctx, 1, t->seq, out, out + LEN_BYTES) != 0)
+        return -1;
+    iv_of(iv, t->seq++);
     if (EVP_EncryptInit_ex(t->ctx, NULL, NULL, NULL, iv) <= 0 ||
         EVP_EncryptUpdate(t->ctx, NULL, &outl, out, LEN_BYTES) <= 0)
         return -1;
-    unsigned char *c = out + LEN_BYTES;
+    unsigned char *c = out + HEAD_BYTES;
     for (int i = 0; i < n && len; i++) {
         if (skip >= iov[i].iov_len) {
             skip -= iov[i].iov_len;
@@ -181,7 +211,7 @@ static int seal_batch(struct seal_tx *t, const struct iovec *iov, int n)
             errno = EPROTO;
             return -1;
         }
-        t->len += LEN_BYTES + len + TAG_BYTES;
+        t->len += HEAD_BYTES + len + TAG_BYTES;
         t->plain += len;
     }
     return 0;
@@ -212,13 +242,14 @@ static int open_record(struct seal_rx *r, size_t len, unsigned char *out)
     unsigned char iv[IV_BYTES], tag[TAG_BYTES];
     int outl, ok;
     iv_of(iv, r->seq++);
-    memcpy(tag, rec + LEN_BYTES + len, TAG_BYTES);
+    memcpy(tag, rec + HEAD_BYTES + len, TAG_BYTES);
     ok = EVP_DecryptInit_ex(r->ctx, NULL, NULL, NULL, iv) > 0 &&
          EVP_DecryptUpdate(r->ctx, NULL, &outl, rec, LEN_BYTES) > 0 &&
-         EVP_DecryptUpdate(r->ctx, out, &outl, rec + LEN_BYTES, (int)len) > 0 &&
+         EVP_DecryptUpdate(r->ctx, out, &outl, rec + HEAD_BYTES, (int)len) > 0 &&
          EVP_CIPHER_CTX_ctrl(r->ctx, EVP_CTRL_GCM_SET_TAG, TAG_BYTES, tag) > 0 &&
          EVP_DecryptFinal_ex(r->ctx, out + outl, &outl) > 0;
-    r->off += LEN_BYTES + len + TAG_BYTES;
+    r->off += HEAD_BYTES + len + TAG_BYTES;
+    r->head_ok = 0;
     return ok ? 0 : -1;
 }
 
@@ -230,12 +261,20 @@ static int open_record(struct seal_rx *r, size_t len, unsigned char *out)
 static ssize_t next_record(struct seal_rx *r, unsigned char *buf, size_t len)
 {
     uint32_t plain;
-    if (r->have - r->off < LEN_BYTES)
+    if (r->have - r->off < HEAD_BYTES)
         return 0;
+    /* The head first: a length altered on the way is refused before its body is awaited. */
+    if (!r->head_ok) {
+        unsigned char tag[TAG_BYTES];
+        memcpy(tag, r->buf + r->off + LEN_BYTES, TAG_BYTES);
+        if (head_tag(r->ctx, 0, r->seq, r->buf + r->off, tag) != 0)
+            return errno = EBADMSG, r->broken = 1, -1;
+        r->head_ok = 1;
+    }
     memcpy(&plain, r->buf + r->off, LEN_BYTES);
     if (plain == 0 || plain > RECORD_MAX)
-        return errno = EBADMSG, r->broken = 1, -1; /* no sender makes one */
-    if (r->have - r->off < LEN_BYTES + (size_t)plain + TAG_BYTES)
+        return errno = EBADMSG, r->broken = 1, -1; /* authentic, yet no sender makes one */
+    if (r->have - r->off < HEAD_BYTES + (size_t)plain + TAG_BYTES)
         return 0;
     int direct = plain <= len;
     if (!direct && !r->rest && !(r->rest = malloc(RECORD_MAX)))

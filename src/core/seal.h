@@ -3,14 +3,16 @@
  * between hosts carries after its token handshake (auth.h) travels in
  * records, each encrypted and authenticated with AES-256-GCM (OpenSSL):
  *
- *   record = len (4 bytes, the plaintext's) | ciphertext (len bytes) | tag (16)
+ *   record = len (4 bytes, the plaintext's) | head tag (16) | ciphertext (len bytes) | tag (16)
  *
- * The length is authenticated with the record (as additional data).  Each
+ * The length is authenticated twice: by the head's own tag, before the body
+ * is awaited, and with the body (as additional data).  Each
  * direction of a connection has its own key, derived with HKDF-SHA256 from
  * the token, the handshake's two fresh nonces and the connector's hello
  * (which is thus authenticated with the first record), so that no two
  * connections, and no two directions, share a key.  A record's nonce is
- * its number in its direction: a receiver opens the records in the one
+ * its number in its direction (with the top bit set for the head's tag):
+ * a receiver opens the records in the one
  * order they were sealed in, and a record replayed, reordered, dropped,
  * reflected back or altered fails authentication.  That failure is final:
  * the connection is never read again.

@@ -64,14 +64,15 @@ static size_t receive(const unsigned char *wire, size_t len, const uint8_t *size
     FUZZ_ASSERT(rx && socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
     fcntl(sv[1], F_SETFL, O_NONBLOCK);
     size_t fed = 0, got = 0, k = 0;
+    int ended = 0;
     *err = 0;
     for (;;) {
         if (fed < len) { /* a little at a time: records arrive in pieces */
             ssize_t w = send(sv[0], wire + fed, len - fed < 8192 ? len - fed : 8192, MSG_DONTWAIT);
             fed += w > 0 ? (size_t)w : 0;
-            if (fed == len)
-                shutdown(sv[0], SHUT_WR);
         }
+        if (fed == len && !ended)
+            ended = shutdown(sv[0], SHUT_WR) == 0;
         size_t want = nsizes ? 1 + sizes[k++ % nsizes] * 37u : 4096;
         want = want < cap - got ? want : cap - got;
         if (!want)

@@ -33,25 +33,37 @@ netns_down() {
     netns_count=0
 }
 
-netns_up() {
-    local k=$1 rate=${2:-} h ns sw="$netns_prefix-sw"
+# The namespace between the hosts (a bridge's or a router's), after the checks.
+netns_switch() {
     [ "$(id -u)" = 0 ] || netns_skip "emulated hosts need root (ip netns)"
     command -v ip >/dev/null || netns_skip "emulated hosts need iproute2 (apt-get install iproute2)"
     trap netns_down EXIT
-    ip netns add "$sw" 2>/dev/null || netns_skip "this machine cannot create network namespaces"
-    ip -n "$sw" link add br0 type bridge && ip -n "$sw" link set br0 up &&
-        ip -n "$sw" link set lo up || { netns_down; netns_skip "cannot create a bridge"; }
+    ip netns add "$netns_prefix-sw" 2>/dev/null || netns_skip "this machine cannot create network namespaces"
+    ip -n "$netns_prefix-sw" link set lo up
+}
+
+# Host H: its namespace, with eth0 at ADDR/PREFIX; the other end of its link, c$$sH, in sw's.
+netns_host() {
+    local h=$1 ns="$netns_prefix-$1" sw="$netns_prefix-sw"
+    ip netns add "$ns" || { netns_down; netns_skip "cannot create namespace $ns"; }
+    ip link add "c$$h$h" type veth peer name "c$$s$h" || { netns_down; netns_skip "cannot create veth pairs"; }
+    ip link set "c$$h$h" netns "$ns"
+    ip link set "c$$s$h" netns "$sw"
+    ip -n "$ns" link set "c$$h$h" name eth0
+    ip -n "$ns" addr add "$2" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+}
+
+netns_up() {
+    local k=$1 rate=${2:-} h ns sw="$netns_prefix-sw"
+    netns_switch
+    ip -n "$sw" link add br0 type bridge && ip -n "$sw" link set br0 up ||
+        { netns_down; netns_skip "cannot create a bridge"; }
     netns_count=$k
     for h in $(seq 0 $((k - 1))); do
         ns="$netns_prefix-$h"
-        ip netns add "$ns" || { netns_down; netns_skip "cannot create namespace $ns"; }
-        ip link add "c$$h$h" type veth peer name "c$$s$h" || { netns_down; netns_skip "cannot create veth pairs"; }
-        ip link set "c$$h$h" netns "$ns"
-        ip link set "c$$s$h" netns "$sw"
-        ip -n "$ns" link set "c$$h$h" name eth0
-        ip -n "$ns" addr add "10.99.0.$((h + 1))/24" dev eth0
-        ip -n "$ns" link set eth0 up
-        ip -n "$ns" link set lo up
+        netns_host "$h" "10.99.0.$((h + 1))/24"
         ip -n "$sw" link set "c$$s$h" master br0
         ip -n "$sw" link set "c$$s$h" up
         if [ -n "$rate" ]; then
@@ -64,25 +76,13 @@ netns_up() {
 }
 
 netns_up_routed() {
-    local h ns sw="$netns_prefix-sw"
-    [ "$(id -u)" = 0 ] || netns_skip "emulated hosts need root (ip netns)"
-    command -v ip >/dev/null || netns_skip "emulated hosts need iproute2 (apt-get install iproute2)"
-    trap netns_down EXIT
-    ip netns add "$sw" 2>/dev/null || netns_skip "this machine cannot create network namespaces"
-    ip -n "$sw" link set lo up
+    local h sw="$netns_prefix-sw"
+    netns_switch
     ip netns exec "$sw" sysctl -qw net.ipv4.ip_forward=1 || { netns_down; netns_skip "cannot route"; }
     netns_count=2
     for h in 0 1; do
-        ns="$netns_prefix-$h"
-        ip netns add "$ns" || { netns_down; netns_skip "cannot create namespace $ns"; }
-        ip link add "c$$h$h" type veth peer name "c$$s$h" || { netns_down; netns_skip "cannot create veth pairs"; }
-        ip link set "c$$h$h" netns "$ns"
-        ip link set "c$$s$h" netns "$sw"
-        ip -n "$ns" link set "c$$h$h" name eth0
-        ip -n "$ns" addr add "10.99.$h.$((h + 1))/24" dev eth0
-        ip -n "$ns" link set eth0 up
-        ip -n "$ns" link set lo up
-        ip -n "$ns" route add default via "10.99.$h.254"
+        netns_host "$h" "10.99.$h.$((h + 1))/24"
+        ip -n "$netns_prefix-$h" route add default via "10.99.$h.254"
         ip -n "$sw" link set "c$$s$h" name "side$h"
         ip -n "$sw" addr add "10.99.$h.254/24" dev "side$h"
         ip -n "$sw" link set "side$h" up

@@ -40,6 +40,7 @@
 #include "../core/door.h"
 #include "../core/gate.h"
 #include "../core/log.h"
+#include "../core/seal.h"
 #include "../core/sock.h"
 #include "api.h"
 
@@ -68,8 +69,8 @@ struct answer_msg {
 struct shrink {
     collie_comm *comm;
     int n, me;
-    uint8_t *ev; /* [r]: enum evidence */
-    int *member; /* coordinating: [r] the connection of a member that joined, else -1 */
+    uint8_t *ev;                    /* [r]: enum evidence */
+    struct collie__link *member;    /* coordinating: [r] a member's connection, else fd -1 */
     uint64_t *probe_at, *probe_gap; /* coordinating: each rank's next probe, and the gap after */
     struct collie__gate *gate;
     int floor;  /* candidates start here (yielding to a rank moves it there) */
@@ -89,10 +90,11 @@ static const struct collie__door_addr *door_of(const struct shrink *s, int r)
     return &s->comm->door->addr[r];
 }
 
-static int send_answer(int fd, uint32_t kind, int32_t arg, int32_t first, uint64_t deadline)
+static int send_answer(struct collie__link l, uint32_t kind, int32_t arg, int32_t first,
+                       uint64_t deadline)
 {
     struct answer_msg a = {MAGIC, kind, arg, first};
-    return collie__sock_send(fd, &a, sizeof a, deadline);
+    return collie__link_send(l, &a, sizeof a, deadline);
 }
 
 static enum step failed(struct shrink *s, collie_status st, const char *fmt, ...)
@@ -129,20 +131,22 @@ static void yield_to(struct shrink *s, int x, int why)
 static void serve_door(struct shrink *s, uint64_t wait_ns)
 {
     uint64_t until = collie__now_ns() + wait_ns;
-    int fd;
+    struct collie__link l = {-1, NULL};
     struct knock_msg k;
-    while (collie__gate_next(s->gate, until, &fd, &k, NULL) == 0) {
+    struct collie__auth_nonces nonces;
+    while (collie__gate_next(s->gate, until, &l.fd, &k, &nonces) == 0) {
         uint64_t dl = collie__now_ns() + PROBE_ANSWER_NS;
         int valid =
             k.magic == MAGIC && k.size == s->n && k.from >= 0 && k.from < s->n && k.from != s->me;
+        if (collie__link_seal(&l, s->comm->token, &nonces, 0, &k, sizeof k) != 0)
+            valid = 0; /* it will see its connection end: as if this rank were gone */
         if (valid && k.kind == KNOCK_JOIN && s->follow == s->me) {
-            if (s->member[k.from] >= 0)
-                close(s->member[k.from]); /* it came back after losing its connection */
-            s->member[k.from] = fd;
+            /* it may come back after losing its connection: the new one replaces the old */
+            collie__link_close(&s->member[k.from]);
+            s->member[k.from] = l;
             s->ev[k.from] = JOINED;
-            if (send_answer(fd, ANS_ACK, s->me, s->me, dl) != 0) {
-                close(fd);
-                s->member[k.from] = -1;
+            if (send_answer(l, ANS_ACK, s->me, s->me, dl) != 0) {
+                collie__link_close(&s->member[k.from]);
                 s->ev[k.from] = DEAD;
             }
             continue;
@@ -150,11 +154,11 @@ static void serve_door(struct shrink *s, uint64_t wait_ns)
         if (valid && k.kind == KNOCK_PROBE && s->follow == s->me && k.from < s->me)
             yield_to(s, k.from, -1);
         if (valid)
-            send_answer(fd, ANS_FOLLOW, s->yield >= 0 ? s->yield : s->follow, -1, dl);
+            send_answer(l, ANS_FOLLOW, s->yield >= 0 ? s->yield : s->follow, -1, dl);
         else
             COLLIE_WARN("shrink", "rank %d: a knock at its door that is not a shrink's (from %d)",
                         s->me, k.from);
-        close(fd);
+        collie__link_close(&l);
     }
 }
 
@@ -170,25 +174,30 @@ static int open_door(struct shrink *s, int r, uint64_t by, int *fd)
 }
 
 /*
- * Opens an authenticated connection to r's door and knocks: the socket, or
- * -1 with s->ev[r] updated (DEAD when refused or reset, SILENT when no
- * answer by deadline).  -2: r's door answered with another token.
+ * Opens an authenticated connection to r's door and knocks: 0 with the
+ * connection in *l, or -1 with s->ev[r] updated (DEAD when refused or
+ * reset, SILENT when no answer by deadline).  -2: r's door answered with
+ * another token (or another COLLIE_ENCRYPT).
  */
-static int knock(struct shrink *s, int r, uint32_t kind, uint64_t connect_by, uint64_t answer_by)
+static int knock(struct shrink *s, int r, uint32_t kind, uint64_t connect_by, uint64_t answer_by,
+                 struct collie__link *l)
 {
-    int fd;
-    if (open_door(s, r, connect_by, &fd)) {
+    *l = (struct collie__link){-1, NULL};
+    if (open_door(s, r, connect_by, &l->fd)) {
         if (kind == KNOCK_JOIN && s->ev[r] != DEAD)
             s->ev[r] = SILENT;
         return -1;
     }
-    int rc = collie__auth_connect(fd, s->comm->token, answer_by, NULL);
+    struct collie__auth_nonces nonces;
+    int rc = collie__auth_connect(l->fd, s->comm->token, answer_by, &nonces);
     struct knock_msg k = {MAGIC, kind, s->me, s->n};
     if (rc == 0)
-        rc = collie__sock_send(fd, &k, sizeof k, answer_by);
+        rc = collie__sock_send(l->fd, &k, sizeof k, answer_by);
+    if (rc == 0 && collie__link_seal(l, s->comm->token, &nonces, 1, &k, sizeof k) != 0)
+        rc = -1, errno = ENOMEM;
     if (rc != 0) {
         int e = errno;
-        close(fd);
+        collie__link_close(l);
         if (rc == -2)
             return -2;
         if (e == ETIMEDOUT) {
@@ -199,12 +208,12 @@ static int knock(struct shrink *s, int r, uint32_t kind, uint64_t connect_by, ui
         }
         return -1;
     }
-    return fd;
+    return 0;
 }
 
-static int recv_answer(int fd, struct answer_msg *a, uint64_t deadline)
+static int recv_answer(struct collie__link l, struct answer_msg *a, uint64_t deadline)
 {
-    if (collie__sock_recv(fd, a, sizeof *a, deadline) != 0)
+    if (collie__link_recv(l, a, sizeof *a, deadline) != 0)
         return -1;
     if (a->magic != MAGIC) {
         errno = EPROTO;
@@ -239,14 +248,14 @@ static void probe(struct shrink *s, int r)
             close(fd); /* alive: its gate will see a knock given up, and say so at INFO */
         return;
     }
-    int fd = knock(s, r, KNOCK_PROBE, now + PROBE_CONNECT_NS, now + PROBE_ANSWER_NS);
-    if (fd < 0)
+    struct collie__link l;
+    if (knock(s, r, KNOCK_PROBE, now + PROBE_CONNECT_NS, now + PROBE_ANSWER_NS, &l) != 0)
         return;
     struct answer_msg a;
-    if (recv_answer(fd, &a, collie__now_ns() + PROBE_ANSWER_NS) == 0 && a.kind == ANS_FOLLOW &&
+    if (recv_answer(l, &a, collie__now_ns() + PROBE_ANSWER_NS) == 0 && a.kind == ANS_FOLLOW &&
         a.arg >= 0 && a.arg < s->me)
         yield_to(s, a.arg, r);
-    close(fd);
+    collie__link_close(&l);
 }
 
 /* Coordinating: the decision to every member; the new communicator's id drawn here. */
@@ -274,11 +283,11 @@ static enum step decide(struct shrink *s)
             s->ranks[s->count++] = r;
     uint64_t dl = collie__now_ns() + s->timeout_ns;
     for (int i = 1; i < s->count; i++) {
-        int fd = s->member[s->ranks[i]];
+        struct collie__link l = s->member[s->ranks[i]];
         /* A member lost now fails the new communicator's init, within its timeout. */
-        if (send_answer(fd, ANS_DECISION, s->count, s->me, dl) == 0 &&
-            collie__sock_send(fd, s->ranks, sizeof(int) * (size_t)s->count, dl) == 0)
-            collie__sock_send(fd, &s->id, sizeof s->id, dl);
+        if (send_answer(l, ANS_DECISION, s->count, s->me, dl) == 0 &&
+            collie__link_send(l, s->ranks, sizeof(int) * (size_t)s->count, dl) == 0)
+            collie__link_send(l, &s->id, sizeof s->id, dl);
     }
     return STEP_DONE;
 }
@@ -288,10 +297,9 @@ static void hand_over(struct shrink *s)
 {
     uint64_t dl = collie__now_ns() + PROBE_ANSWER_NS;
     for (int r = 0; r < s->n; r++)
-        if (s->member[r] >= 0) {
+        if (s->member[r].fd >= 0) {
             send_answer(s->member[r], ANS_REDIRECT, s->floor, -1, dl);
-            close(s->member[r]);
-            s->member[r] = -1;
+            collie__link_close(&s->member[r]);
             s->ev[r] = NONE;
         }
 }
@@ -300,13 +308,12 @@ static void hand_over(struct shrink *s)
 static void watch_members(struct shrink *s)
 {
     for (int r = 0; r < s->n; r++) {
-        if (s->member[r] < 0)
+        if (s->member[r].fd < 0)
             continue;
-        struct pollfd p = {s->member[r], POLLIN, 0};
-        char byte;
-        if (poll(&p, 1, 0) == 1 && recv(s->member[r], &byte, 1, MSG_DONTWAIT) <= 0) {
-            close(s->member[r]);
-            s->member[r] = -1;
+        struct pollfd p = {s->member[r].fd, POLLIN, 0};
+        char byte; /* a member sends nothing after its JOIN: anything here is its end */
+        if (poll(&p, 1, 0) == 1 && recv(p.fd, &byte, 1, MSG_DONTWAIT) <= 0) {
+            collie__link_close(&s->member[r]);
             s->ev[r] = DEAD;
         }
     }
@@ -355,17 +362,17 @@ static enum step coordinate(struct shrink *s)
     return decide(s);
 }
 
-/* Waits for the decision of the coordinator at fd, serving the door meanwhile. */
-static enum step await_decision(struct shrink *s, int c, int fd)
+/* Waits for the decision of the coordinator at l, serving the door meanwhile. */
+static enum step await_decision(struct shrink *s, int c, struct collie__link l)
 {
     uint64_t deadline = collie__now_ns() + s->timeout_ns + 2000000000ull;
     while (collie__now_ns() < deadline) {
         serve_door(s, SLICE_MS * 1000000ull);
-        struct pollfd p = {fd, POLLIN, 0};
-        if (poll(&p, 1, SLICE_MS) != 1)
+        struct pollfd p = {l.fd, POLLIN, 0};
+        if (!collie__link_buffered(l) && poll(&p, 1, SLICE_MS) != 1)
             continue;
         struct answer_msg a;
-        if (recv_answer(fd, &a, collie__now_ns() + s->timeout_ns) != 0) {
+        if (recv_answer(l, &a, collie__now_ns() + s->timeout_ns) != 0) {
             s->ev[c] = DEAD; /* it died, or gave up */
             return STEP_AGAIN;
         }
@@ -379,8 +386,8 @@ static enum step await_decision(struct shrink *s, int c, int fd)
                           (int)a.kind);
         s->count = a.arg;
         uint64_t dl = collie__now_ns() + s->timeout_ns;
-        if (collie__sock_recv(fd, s->ranks, sizeof(int) * (size_t)s->count, dl) != 0 ||
-            collie__sock_recv(fd, &s->id, sizeof s->id, dl) != 0) {
+        if (collie__link_recv(l, s->ranks, sizeof(int) * (size_t)s->count, dl) != 0 ||
+            collie__link_recv(l, &s->id, sizeof s->id, dl) != 0) {
             s->ev[c] = DEAD;
             return STEP_AGAIN;
         }
@@ -394,17 +401,19 @@ static enum step join(struct shrink *s, int c)
 {
     s->follow = c;
     uint64_t now = collie__now_ns();
-    int fd = knock(s, c, KNOCK_JOIN, now + s->timeout_ns, now + s->timeout_ns);
-    if (fd == -2)
-        return failed(s, COLLIE_ERR_AUTH, "rank %d's door answered with another token", c);
-    if (fd < 0)
+    struct collie__link l;
+    int rc = knock(s, c, KNOCK_JOIN, now + s->timeout_ns, now + s->timeout_ns, &l);
+    if (rc == -2)
+        return failed(s, COLLIE_ERR_AUTH,
+                      "rank %d's door answered with another token (or another COLLIE_ENCRYPT)", c);
+    if (rc < 0)
         return STEP_AGAIN;
     struct answer_msg a;
     enum step st = STEP_AGAIN;
-    if (recv_answer(fd, &a, collie__now_ns() + s->timeout_ns) != 0) {
+    if (recv_answer(l, &a, collie__now_ns() + s->timeout_ns) != 0) {
         s->ev[c] = errno == ETIMEDOUT ? SILENT : DEAD;
     } else if (a.kind == ANS_ACK) {
-        st = await_decision(s, c, fd);
+        st = await_decision(s, c, l);
     } else if (a.kind == ANS_FOLLOW) {
         /* c is not coordinating (yet): it follows someone we suspect, or looks. */
         if (a.arg >= 0 && a.arg < s->n && a.arg != s->me && s->ev[a.arg] == SILENT)
@@ -412,7 +421,7 @@ static enum step join(struct shrink *s, int c)
         struct timespec pause = {0, (long)RETRY_PAUSE_NS};
         nanosleep(&pause, NULL);
     }
-    close(fd);
+    collie__link_close(&l);
     return st;
 }
 
@@ -456,7 +465,7 @@ collie_status collie_comm_shrink(collie_comm *comm, collie_comm **newcomm)
     s.timeout_ns = (uint64_t)(comm->timeout_s * 1e9);
     s.cap_ns = collie__now_ns() + 3 * s.timeout_ns;
     s.ev = calloc((size_t)n, 1);
-    s.member = malloc(sizeof(int) * (size_t)n);
+    s.member = malloc(sizeof *s.member * (size_t)n);
     s.probe_at = calloc((size_t)n, sizeof *s.probe_at);
     s.probe_gap = calloc((size_t)n, sizeof *s.probe_gap);
     s.ranks = malloc(sizeof(int) * (size_t)n);
@@ -470,7 +479,7 @@ collie_status collie_comm_shrink(collie_comm *comm, collie_comm **newcomm)
         collie__api_error("collie_comm_shrink: no memory for %d ranks' state", n);
     } else {
         for (int r = 0; r < n; r++)
-            s.member[r] = -1;
+            s.member[r] = (struct collie__link){-1, NULL};
         double t0 = collie_wtime();
         st = agree(&s) == STEP_DONE ? COLLIE_OK : s.status;
         if (st == COLLIE_OK) {
@@ -482,8 +491,7 @@ collie_status collie_comm_shrink(collie_comm *comm, collie_comm **newcomm)
             st = collie_init_rank(newcomm, s.count, &s.id, new_rank);
         }
         for (int r = 0; r < n; r++)
-            if (s.member[r] >= 0)
-                close(s.member[r]);
+            collie__link_close(&s.member[r]);
         collie__gate_close(s.gate);
     }
     free(s.ev), free(s.member), free(s.probe_at), free(s.probe_gap), free(s.ranks);

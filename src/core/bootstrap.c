@@ -43,28 +43,11 @@ struct collie__bootstrap {
     struct collie__seal **seal; /* as fd, with COLLIE_ENCRYPT=1 (seal.h); else NULL */
 };
 
-/* One end of the star: a connection, sealed (seal.h) or plain. */
-struct link {
-    int fd;
-    struct collie__seal *seal;
-};
-
-static struct link link_to(const collie_comm *comm, int r)
+/* One end of the star. */
+static struct collie__link link_to(const collie_comm *comm, int r)
 {
     const struct collie__bootstrap *b = comm->boot;
-    return (struct link){b->fd[r], b->seal ? b->seal[r] : NULL};
-}
-
-static int link_send(struct link l, const void *buf, size_t len, uint64_t dl)
-{
-    return l.seal ? collie__seal_send_all(l.seal, l.fd, buf, len, dl)
-                  : collie__sock_send(l.fd, buf, len, dl);
-}
-
-static int link_recv(struct link l, void *buf, size_t len, uint64_t dl)
-{
-    return l.seal ? collie__seal_recv_all(l.seal, l.fd, buf, len, dl)
-                  : collie__sock_recv(l.fd, buf, len, dl);
+    return (struct collie__link){b->fd[r], b->seal ? b->seal[r] : NULL};
 }
 
 static collie_status io_failed(collie_comm *comm, int peer, const char *what)
@@ -83,11 +66,13 @@ static collie_status io_failed(collie_comm *comm, int peer, const char *what)
                         comm->rank, peer, what, strerror(errno));
 }
 
-static int send_frame(struct link l, collie_status status, const void *data, size_t len,
+static int send_frame(struct collie__link l, collie_status status, const void *data, size_t len,
                       uint64_t dl)
 {
     struct frame f = {FRAME_MAGIC, (uint32_t)status, len};
-    return link_send(l, &f, sizeof f, dl) || (len && link_send(l, data, len, dl)) ? -1 : 0;
+    return collie__link_send(l, &f, sizeof f, dl) || (len && collie__link_send(l, data, len, dl))
+               ? -1
+               : 0;
 }
 
 /* Rank 0 tells every connected rank why the job cannot start, best effort. */
@@ -104,9 +89,9 @@ static void broadcast_failure(collie_comm *comm, collie_status status)
 static collie_status recv_frame(collie_comm *comm, int peer, void *data, size_t len,
                                 const char *what)
 {
-    struct link l = link_to(comm, peer);
+    struct collie__link l = link_to(comm, peer);
     struct frame f;
-    if (link_recv(l, &f, sizeof f, comm->deadline_ns) != 0)
+    if (collie__link_recv(l, &f, sizeof f, comm->deadline_ns) != 0)
         return io_failed(comm, peer, what);
     if (f.magic != FRAME_MAGIC)
         return collie__fail(comm, COLLIE_ERR_INTERNAL, "garbled bootstrap frame from rank %d",
@@ -114,7 +99,7 @@ static collie_status recv_frame(collie_comm *comm, int peer, void *data, size_t 
     if (f.status != COLLIE_OK) {
         char msg[sizeof comm->last_error] = "";
         size_t n = f.len < sizeof msg ? f.len : sizeof msg - 1;
-        if (link_recv(l, msg, n, comm->deadline_ns) != 0)
+        if (collie__link_recv(l, msg, n, comm->deadline_ns) != 0)
             msg[0] = 0;
         msg[n] = 0;
         collie_status st =
@@ -129,7 +114,7 @@ static collie_status recv_frame(collie_comm *comm, int peer, void *data, size_t 
                             "rank %d sent %llu bytes during %s where %zu were agreed: do all "
                             "ranks run the same collie version?",
                             peer, (unsigned long long)f.len, what, len);
-    if (len && link_recv(l, data, len, comm->deadline_ns) != 0)
+    if (len && collie__link_recv(l, data, len, comm->deadline_ns) != 0)
         return io_failed(comm, peer, what);
     return COLLIE_OK;
 }
@@ -181,7 +166,7 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
             close(fd);
             continue;
         }
-        struct link l = {fd, comm->boot->seal ? sealed(comm, &nonces, 0, &h) : NULL};
+        struct collie__link l = {fd, comm->boot->seal ? sealed(comm, &nonces, 0, &h) : NULL};
         if (comm->boot->seal && !l.seal) {
             close(fd);
             st = comm->failed;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
@@ -361,4 +362,42 @@ int collie__seal_recv_all(struct collie__seal *s, int fd, void *buf, size_t len,
             p += n, len -= (size_t)n;
     }
     return 0;
+}
+
+int collie__link_seal(struct collie__link *l, const char *token,
+                      const struct collie__auth_nonces *nonces, int connector, const void *hello,
+                      size_t hello_len)
+{
+    if (!collie__seal_enabled())
+        return 0;
+    l->seal = collie__seal_new(token, nonces, connector, hello, hello_len);
+    return l->seal ? 0 : -1;
+}
+
+int collie__link_send(struct collie__link l, const void *buf, size_t len, uint64_t deadline_ns)
+{
+    return l.seal ? collie__seal_send_all(l.seal, l.fd, buf, len, deadline_ns)
+                  : collie__sock_send(l.fd, buf, len, deadline_ns);
+}
+
+int collie__link_recv(struct collie__link l, void *buf, size_t len, uint64_t deadline_ns)
+{
+    return l.seal ? collie__seal_recv_all(l.seal, l.fd, buf, len, deadline_ns)
+                  : collie__sock_recv(l.fd, buf, len, deadline_ns);
+}
+
+int collie__link_buffered(struct collie__link l)
+{
+    const struct seal_rx *r = l.seal ? &l.seal->rx : NULL;
+    return r && (r->rest_off < r->rest_len || r->have > r->off);
+}
+
+void collie__link_close(struct collie__link *l)
+{
+    if (!l)
+        return;
+    if (l->fd >= 0)
+        close(l->fd);
+    collie__seal_free(l->seal);
+    *l = (struct collie__link){-1, NULL};
 }

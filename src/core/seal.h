@@ -86,4 +86,32 @@ int collie__seal_send_all(struct collie__seal *s, int fd, const void *buf, size_
 int collie__seal_recv_all(struct collie__seal *s, int fd, void *buf, size_t len,
                           uint64_t deadline_ns);
 
+/*
+ * A connection of the blocking exchanges (the rendezvous, the doors of a
+ * shrink): its socket, and its seal, or NULL where links are plain.
+ */
+struct collie__link {
+    int fd; /* -1: none */
+    struct collie__seal *seal;
+};
+
+/*
+ * With COLLIE_ENCRYPT=1, seals l after its handshake (as collie__seal_new):
+ * 0, or -1 when the seal could not be made (logged).  Without, 0: l stays
+ * plain.
+ */
+int collie__link_seal(struct collie__link *l, const char *token,
+                      const struct collie__auth_nonces *nonces, int connector, const void *hello,
+                      size_t hello_len);
+
+/* collie__seal_send_all / _recv_all, or collie__sock_send / _recv on a plain link. */
+int collie__link_send(struct collie__link l, const void *buf, size_t len, uint64_t deadline_ns);
+int collie__link_recv(struct collie__link l, void *buf, size_t len, uint64_t deadline_ns);
+
+/* Whether bytes already read from l's socket wait in its seal (poll() on it would not see them). */
+int collie__link_buffered(struct collie__link l);
+
+/* Closes l's socket and frees its seal; l becomes {-1, NULL}.  NULL-safe, idempotent. */
+void collie__link_close(struct collie__link *l);
+
 #endif

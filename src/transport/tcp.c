@@ -142,8 +142,9 @@ static collie_status take_cause(collie_comm *comm, const struct collie__xfer *x,
 
 /*
  * A send failed: if the peer's failure report is waiting, its cause; else
- * the loss.  Sealed, the report cannot be peeked at: a header is read, and
- * whatever it is, the connection is done with.
+ * the loss.  Sealed, the report cannot be peeked at, and reading it would
+ * race with a thread receiving on the connection: the loss, and the cause
+ * comes to whoever receives.
  */
 static collie_status send_failed(collie_comm *comm, const struct collie__xfer *x, size_t i,
                                  const char *why)
@@ -151,11 +152,8 @@ static collie_status send_failed(collie_comm *comm, const struct collie__xfer *x
     unsigned char buf[HDR + CAUSE_MAX];
     struct collie__wire h;
     int fd = comm->net->fd[i];
-    if (seal_of(comm, i)) {
-        if (link_recv(comm, i, &h, HDR) == (ssize_t)HDR && h.magic == COLLIE_WIRE_CAUSE_MAGIC)
-            return take_cause(comm, x, i, &h, NULL, 0);
+    if (seal_of(comm, i))
         return lost(comm, x, why);
-    }
     ssize_t got = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
     if (got >= (ssize_t)HDR) {
         memcpy(&h, buf, HDR);

@@ -181,8 +181,7 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
                               PROTOCOL_VERSION);
             send_frame(l, st, comm->last_error, strlen(comm->last_error) + 1,
                        collie__now_ns() + 1000000000ull);
-            collie__seal_free(l.seal);
-            close(fd);
+            collie__link_close(&l);
             break;
         }
         comm->boot->fd[h.rank] = fd;

@@ -32,7 +32,7 @@ cmake --build build-tsan -j"$jobs" >/dev/null
 # averaging), of the windows (a thread each) and of encrypted links (the two
 # directions of a link on two threads), at the sanitizers' sizes.
 (cd build-tsan && COLLIE_TEST_MAX_COUNT=65537 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    ctest --output-on-failure -R '^(async\.|hosts\.async$|neighbor\.dynamic\.|window\.)')
+    ctest --output-on-failure -R '^(async\.|hosts\.async$|encrypt\.hosts\.async$|seal$|neighbor\.dynamic\.|window\.)')
 
 echo "== build without the training workloads (COLLIE_BUILD_TRAIN=OFF)"
 cmake -S . -B build-notrain -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON -DCOLLIE_BUILD_TRAIN=OFF >/dev/null

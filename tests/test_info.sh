@@ -45,6 +45,33 @@ else
     expect_output "COLLIE_BUILD_TRAIN=ON"
 fi
 
+# What the job would run at each size: on one host, and on two "hosts" (COLLIE_HOST),
+# where the rates of the links decide; the table is the calls' own choice.
+algos='(oneshot|twoshot|ring|rd|rabenseifner|hierarchical|staged|tree|pairwise)'
+expect_status 0 "$collie" run -n 3 "$collie" info
+expect_output "^choices of this job \(built-in rates"
+expect_output "^  links between hosts: 20 us, 1.074 GB/s each way"
+for coll in allreduce broadcast reduce allgather reduce_scatter alltoall; do
+    expect_output "^  $coll( +$algos){6}\$"
+done
+two_hosts() { # two_hosts VAR=VALUE CMD...: 4 ranks, 2 per "host"
+    local setting=$1
+    shift
+    env "$setting" "$collie" run -n 4 sh -c 'COLLIE_HOST=h$((COLLIE_RANK / 2)) exec "$@"' sh "$@"
+}
+expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=10M "$collie" info
+slow=$(printf '%s\n' "$out" | grep -E '^  allreduce( +[a-z]+){6}$')
+expect_output "^  links between hosts: 20 us, 0.010 GB/s"
+expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=100G "$collie" info
+fast=$(printf '%s\n' "$out" | grep -E '^  allreduce( +[a-z]+){6}$')
+[ -n "$slow" ] && [ "$slow" != "$fast" ] ||
+    fail "the choices do not follow the links' rates: '$slow' at 10 MB/s, '$fast' at 100 GB/s"
+# ... and they are what a call of that size runs (collie bench names the algorithm it ran)
+at_1m=$(printf '%s\n' "$fast" | awk '{ print $5 }')
+expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=100G "$collie" bench allreduce -b 1M -e 1M --iters 2 --warmup 1
+ran=$(printf '%s\n' "$out" | awk '$1 == 1048576 { print $NF }')
+[ -n "$ran" ] && [ "$ran" = "$at_1m" ] || fail "collie info says allreduce of 1 MiB runs '$at_1m', collie bench ran '$ran'"
+
 # COLLIE_DEBUG=TRACE shows every call with its algorithm
 expect_status 0 env COLLIE_DEBUG=TRACE "$collie" bench allreduce -n 2 -b 64 -e 64 --iters 2 --warmup 1
 expect_output "TRACE coll: #[0-9]+ allreduce of 16 elements: oneshot"

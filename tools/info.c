@@ -1,8 +1,10 @@
 /*
  * info.c - `collie info`: the version, what the library detects on this host
- * (or in the job it runs in), the algorithms, and the configuration table.
+ * (or in the job it runs in), the algorithms and which of them the job would
+ * run at each size, and the configuration table.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,6 +32,47 @@ static void print_job(const collie_comm *comm)
     collie__tools_print_transports(comm, stdout);
 }
 
+/*
+ * The algorithm each collective would run at each size in this job, by the
+ * choice the calls make (COLLIE_ALGO included), and the rates it is made on.
+ */
+static void print_choices(const collie_comm *comm)
+{
+    static const char *const colls[] = {"allreduce", "broadcast",      "reduce",
+                                        "allgather", "reduce_scatter", "alltoall"};
+    static const size_t sizes[] = {8, 1 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
+    char err[512] = "";
+    struct collie__machine *m = collie__tools_machine_new(err, sizeof err);
+    if (!m)
+        return;
+    const char *machine = getenv("COLLIE_MACHINE");
+    if (machine && *machine && !err[0])
+        printf("\nchoices of this job (rates from COLLIE_MACHINE=%s; COLLIE_ALGO overrides):\n",
+               machine);
+    else
+        printf("\nchoices of this job (built-in rates, links from COLLIE_NET_LATENCY_US and "
+               "COLLIE_NET_BANDWIDTH; COLLIE_ALGO overrides):\n");
+    if (err[0])
+        printf("  (%s: the built-in rates stand)\n", err);
+    printf("  links between hosts: %.0f us, %.3f GB/s each way; within a host: %.2f us a sync, "
+           "%.1f GB/s a core\n",
+           collie__tools_machine_get(m, "link_latency_us"),
+           collie__tools_machine_get(m, "link_bandwidth_gbs"),
+           collie__tools_machine_get(m, "host_latency_us"),
+           collie__tools_machine_get(m, "host_bandwidth_gbs"));
+    collie__tools_machine_free(m);
+    printf("  %-15s", "bytes");
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+        printf(" %13zu", sizes[k]);
+    printf("\n");
+    for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++) {
+        printf("  %-15s", colls[c]);
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+            printf(" %13s", collie__tools_algo(comm, colls[c], sizes[k]));
+        printf("\n");
+    }
+}
+
 int collie_tool_info(int argc, char **argv)
 {
     int config_only = 0;
@@ -38,9 +81,11 @@ int collie_tool_info(int argc, char **argv)
             config_only = 1;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: collie info [--config]\n"
-                   "  Shows the version, what libcollie detects, its algorithms and every\n"
+                   "  Shows the version, what libcollie detects, its algorithms, the one\n"
+                   "  each collective would run at sizes from 8 B to 64 MiB, and every\n"
                    "  COLLIE_* variable (--config: only the variables). Run it under\n"
-                   "  `collie run -n N` to see what a job's ranks detect (rank 0 prints).\n");
+                   "  `collie run -n N` (or -H) to see what a job's ranks detect and\n"
+                   "  choose (rank 0 prints).\n");
             return 0;
         } else {
             fprintf(stderr, "collie info: unknown option '%s' (try --help)\n", argv[i]);
@@ -63,6 +108,7 @@ int collie_tool_info(int argc, char **argv)
         print_job(comm);
         printf("\nalgorithms (COLLIE_ALGO=COLL:NAME forces one):\n");
         collie__tools_print_algos(stdout);
+        print_choices(comm);
         printf("\nconfiguration:\n");
         collie__tools_print_config(stdout);
     }

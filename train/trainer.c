@@ -197,13 +197,12 @@ static int resume(struct run *u)
 {
     char err[512] = "";
     int ok = u->rank != 0 || ckpt_read(u->c->resume, u->blob, u->blob_bytes, err, sizeof err) == 0;
+    if (!ok) /* said before the others hear it: one that exits first gets the job stopped */
+        fprintf(stderr, "collie train: --resume %s\n", err);
     if (train_check(u->comm, collie_broadcast(u->comm, &ok, 1, COLLIE_INT32, 0), "resume"))
         return -1;
-    if (!ok) {
-        if (u->rank == 0)
-            fprintf(stderr, "collie train: --resume %s\n", err);
+    if (!ok)
         return -1;
-    }
     if (adopt_rank0(u, "resume"))
         return -1;
     if (u->st.ranks != u->ranks) { /* the rate follows the global batch, as at the start */

@@ -138,8 +138,15 @@ static void serve_door(struct shrink *s, uint64_t wait_ns)
         uint64_t dl = collie__now_ns() + PROBE_ANSWER_NS;
         int valid =
             k.magic == MAGIC && k.size == s->n && k.from >= 0 && k.from < s->n && k.from != s->me;
-        if (collie__link_seal(&l, s->comm->token, &nonces, 0, &k, sizeof k) != 0)
-            valid = 0; /* it will see its connection end: as if this rank were gone */
+        if (collie__link_seal(&l, s->comm->token, &nonces, 0, &k, sizeof k) != 0) {
+            /* it will see its connection end: as if this rank were gone */
+            COLLIE_WARN("shrink",
+                        "rank %d could not encrypt its door's link to rank %d "
+                        "(COLLIE_ENCRYPT=1; see the seal's message above)",
+                        s->me, k.from);
+            collie__link_close(&l);
+            continue;
+        }
         if (valid && k.kind == KNOCK_JOIN && s->follow == s->me) {
             /* it may come back after losing its connection: the new one replaces the old */
             collie__link_close(&s->member[k.from]);

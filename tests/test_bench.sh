@@ -10,7 +10,7 @@ quick=(--iters 2 --warmup 1)
 
 expect_status 0 "$collie" bench -n 2 -b 8 -e 64K "${quick[@]}" --csv "$dir/a.csv" --json "$dir/a.json"
 expect_output "size\(B\) +count +type +redop +time\(us\) +median\(us\) +busbw\(GB/s\)( +cpu2cpu\(ns\))? +#wrong"
-expect_output "^ +65536 +16384 +float32 +sum .* 0  (oneshot|twoshot)$"
+expect_output "^ +65536 +16384 +float32 +sum .* 0  (oneshot|twoshot|direct)$"
 expect_output "# Avg bus bandwidth +: [0-9.]+"
 rows=$(printf '%s\n' "$out" | grep -cE '^ +[0-9]+ ')
 [ "$rows" = 14 ] || fail "8 B .. 64 KiB by 2 should be 14 rows, got $rows"
@@ -22,7 +22,7 @@ grep -q '"machine": {"cpu": ".*", "cores": [0-9]*, "ranks_per_host": 2' "$dir/a.
 
 # the check is real: a corrupted result is counted, on the row it belongs to
 expect_status 0 "$collie" bench -n 2 -b 1K -e 1K "${quick[@]}" --corrupt
-expect_output "^ +1024 +256 +float32 +sum .* +1  (oneshot|twoshot)$"
+expect_output "^ +1024 +256 +float32 +sum .* +1  (oneshot|twoshot|direct)$"
 
 # every collective, in and out of place, on odd rank counts and reduced dtypes
 for dtype in float32 float16 bfloat16 int8 int64; do
@@ -109,7 +109,7 @@ done
 expect_output "^# topology onepeer-exact \(4 steps\): each rank sends at most 1 x the buffer"
 expect_status 0 "$collie" bench neighbor_allreduce allreduce -n 4 -b 1K -e 1K "${quick[@]}" --dynamic --corrupt
 expect_output "^ +1024 +256 +float32 +sum .* +1  onepeer-exp2$"
-expect_output "^ +1024 +256 +float32 +sum .* +1  (oneshot|twoshot)$"
+expect_output "^ +1024 +256 +float32 +sum .* +1  (oneshot|twoshot|direct)$"
 # neighbor_allgather: the in-neighbours' blocks, every byte checked; a corrupted one counted
 for topo in exp2 star inner-outer-exp2; do
     for dtype in float32 int32; do
@@ -173,7 +173,7 @@ if [ -x "$(dirname "$collie")/collie-bench-gloo" ]; then
         [ "$(printf '%s\n' "$out" | grep -c '^# collie bench')" = 7 ] || fail "seven tables expected: $out"
     done
     expect_status 0 "$collie" bench -n 2 -b 1K -e 1K "${quick[@]}" --baseline gloo --corrupt
-    expect_output "^ +1024 +256 +float32 +sum .* +1/1  (oneshot|twoshot)$"
+    expect_output "^ +1024 +256 +float32 +sum .* +1/1  (oneshot|twoshot|direct)$"
     # beside MPI in one table, every round of each
     if [ -x "$(dirname "$collie")/collie-bench-mpi" ] && command -v mpirun >/dev/null; then
         expect_status 0 "$collie" bench -n 2 -b 64 -e 4K -f 8 "${quick[@]}" --baseline mpi,gloo --rounds 2 --csv "$dir/g.csv"
@@ -204,7 +204,7 @@ if /usr/bin/python3 -c "import torch.distributed" 2>/dev/null; then
     done
     expect_status 0 "$collie" bench -n 2 -b 1K -e 1K "${quick[@]}" --baseline gloo,torch --corrupt
     expect_output "gloo_ratio +torch_time"
-    expect_output "^ +1024 +256 +float32 +sum .* +1/1/1  (oneshot|twoshot)$"
+    expect_output "^ +1024 +256 +float32 +sum .* +1/1/1  (oneshot|twoshot|direct)$"
     expect_status 2 "$collie" bench -n 2 --baseline torch --noise 1
     expect_output "the torch baseline has no noise threads"
     expect_status 1 env COLLIE_PYTHON=/bin/false "$collie" bench -n 2 --baseline torch

@@ -35,6 +35,10 @@ static struct collie__machine machine(int ranks, int hosts, int per_host, int co
                                     .host_switch = 2e-6,
                                     .host_beta = 1e9,
                                     .host_cache_beta = 2e9,
+                                    .host_cache_bytes = 1 << 20,
+                                    .host_attach_beta = 4e9,
+                                    .host_attach_mem_beta = 2e9,
+                                    .host_attach_call = 1e-6,
                                     .link_alpha = 10e-6,
                                     .link_beta = 1e8,
                                     .links = 1};
@@ -62,6 +66,24 @@ static void hand_computed(void)
     expect_us(&two, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 1 << 20,
               4 + (1.5 * 1048576 / 1e3 + 1048576 / 2e3), "broadcast");
     expect_us(&two, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1, "barrier");
+
+    /*
+     * direct: 2 syncs, 2 (n-1) calls per slot of the call, (n-1)/n of it
+     * copied in and out by each rank at the attach rate (of the cache while
+     * 2 n s fits in 1 MiB, else of memory), its own slice read and written
+     * (1 GB/s) and the copied pieces read and written in cache (2 GB/s).
+     */
+    struct collie__machine attach = two;
+    attach.attach = 1;
+    expect_us(&attach, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_DIRECT, 65536,
+              2 + 2 + 65536 / 4e3 + 65536 / 1e3 + 65536 / 2e3, "direct in cache");
+    expect_us(&attach, COLLIE_COLL_REDUCE, COLLIE__ALGO_DIRECT, 1 << 20,
+              2 + 8 + 1048576 / 2e3 + 1048576 / 1e3 + 1048576 / 2e3, "direct of memory");
+    CHECK(isinf(collie__cost(&two, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_DIRECT, 65536, 1)),
+          "direct is offered without cross-memory attach");
+    four.attach = 1;
+    CHECK(isinf(collie__cost(&four, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_DIRECT, 65536, 1)),
+          "direct is offered with more ranks than cores");
 
     struct collie__machine hosts = machine(4, 2, 2, 2);
     /* ring: 2 (n-1) steps of 10 us, 2 (n-1)/n of 1 MB at 0.1 GB/s */

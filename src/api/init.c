@@ -76,9 +76,9 @@ static collie_status join(collie_comm *comm, const struct collie__identity *id)
     if (st == COLLIE_OK)
         st = collie__door_open(comm);
     if (st == COLLIE_OK)
-        st = collie__select_check_hosts(comm);
-    if (st == COLLIE_OK)
         st = collie__transports_open(comm);
+    if (st == COLLIE_OK)
+        st = collie__select_check_forced(comm);
     return st;
 }
 

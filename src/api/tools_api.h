@@ -33,6 +33,9 @@ void collie__tools_print_transports(const collie_comm *comm, FILE *out);
  */
 const char *collie__tools_algo(const collie_comm *comm, const char *coll, size_t bytes);
 
+/* Whether comm's ranks on this host copy each other's buffers directly (cross-memory attach). */
+int collie__tools_attach(const collie_comm *comm);
+
 /*
  * The cost model's machine (src/coll/cost.h), opaque: its placement and its
  * rates, which a description file or "key = value" settings give.

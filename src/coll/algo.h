@@ -83,6 +83,8 @@ static inline unsigned char *collie__reduce_work(collie_comm *comm, const struct
 /* root < 0: every rank receives the result (allreduce); else only root (reduce). */
 collie_status collie__oneshot(collie_comm *comm, const struct collie__op *op, int root);
 collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, int root);
+/* The same in one copy, reading peers' buffers (shm.h's attach; collie__attach_ok). */
+collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root);
 collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__op *op);
 collie_status collie__allgather_staged(collie_comm *comm, const struct collie__op *op);
 collie_status collie__reduce_scatter_staged(collie_comm *comm, const struct collie__op *op);
@@ -154,8 +156,12 @@ collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie
  */
 collie_status collie__select_init(collie_comm *comm);
 
-/* Fails INVALID_ARG if COLLIE_ALGO forces an algorithm this job's placement cannot run. */
-collie_status collie__select_check_hosts(collie_comm *comm);
+/*
+ * Fails if COLLIE_ALGO forces an algorithm this job cannot run: INVALID_ARG
+ * for a host's algorithm across hosts, UNSUPPORTED for one that reads peers'
+ * buffers where the kernel refused it.  After the transports opened.
+ */
+collie_status collie__select_check_forced(collie_comm *comm);
 
 /*
  * The algorithm for op: COLLIE_ALGO's, else the cost model's; logged once at

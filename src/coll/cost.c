@@ -69,6 +69,28 @@ static double twoshot(machine *m, double s)
 }
 
 /*
+ * Direct (direct.c): two syncs; each rank copies its slice of every peer's
+ * input in, and the reduced slice out to every peer, in slot/n pieces, by a
+ * system call each, at the attach rate of the cache while the host's
+ * buffers (every rank's input and output) fit in it, else of memory; it
+ * reads and writes its own slice, and the pieces it copied, in cache.
+ * Offered only where ranks fit on cores: measured oversubscribed, it is
+ * what this predicts, but twoshot is 2x faster there than the model says
+ * (docs/SCALE.md), so comparing the two would choose wrong.
+ */
+static double direct(machine *m, double s)
+{
+    double n = m->ranks_per_host, slice = s / n;
+    if (!m->attach || m->ranks_per_host > m->cores || n < 2)
+        return HUGE_VAL;
+    double calls = 2 * (n - 1) * rounds(m, s);
+    double beta =
+        2 * s * n <= (double)m->host_cache_bytes ? m->host_attach_beta : m->host_attach_mem_beta;
+    return 2 * sync_cost(m) + calls * m->host_attach_call + 2 * (n - 1) * slice / beta +
+           move(m, 2 * slice, 2 * (n - 1) * slice);
+}
+
+/*
  * The root stages, one sync, the others copy out; with two slots the root
  * runs one piece ahead, but not all the way: measured at 2 ranks, 64 MiB
  * takes what 1.5 s of memory traffic takes (docs/SCALE.md).
@@ -225,6 +247,8 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(REDUCE), A(ONESHOT)): return oneshot(m, s);
     case PAIR(C(ALLREDUCE), A(TWOSHOT)):
     case PAIR(C(REDUCE), A(TWOSHOT)): return twoshot(m, s);
+    case PAIR(C(ALLREDUCE), A(DIRECT)):
+    case PAIR(C(REDUCE), A(DIRECT)): return direct(m, s);
     case PAIR(C(ALLREDUCE), A(RING)): return allreduce_ring(m, s);
     case PAIR(C(ALLREDUCE), A(RD)):
     case PAIR(C(REDUCE), A(RD)): return allreduce_rd(m, s);

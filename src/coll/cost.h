@@ -31,13 +31,18 @@ struct collie__machine {
     int ranks_per_host;     /* the most on one host (ranks are placed in blocks, as launchers do) */
     int cores;              /* CPUs the ranks of a host may use: the fewest of any host */
     size_t slot_bytes;      /* the shared-memory staging slot: the chunk of one round */
+    int attach;             /* 1: a host's ranks read each other's memory (cross-memory attach) */
     double host_alpha;      /* one sync of a host's ranks, when they fit on its cores */
     double host_switch;     /* added to a sync per rank beyond the cores */
     double host_beta;       /* bytes one core reads or writes per second, of memory */
     double host_cache_beta; /* the same, of the staging slots (in cache) */
-    double link_alpha;      /* one message between hosts */
-    double link_beta;       /* bytes per second of one link, each way */
-    int links;              /* links per host used at once */
+    size_t host_cache_bytes;     /* a host's last-level cache */
+    double host_attach_beta;     /* bytes per second one core copies to or from another rank, */
+    double host_attach_mem_beta; /* ... within the cache, and of memory */
+    double host_attach_call;     /* seconds of one such copy's system call, beside its bytes */
+    double link_alpha;           /* one message between hosts */
+    double link_beta;            /* bytes per second of one link, each way */
+    int links;                   /* links per host used at once */
 };
 
 /* The defaults of the rates (this file's measured machine; COLLIE_NET_* for the links). */

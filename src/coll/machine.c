@@ -22,6 +22,15 @@
 #define HOST_SWITCH_S 1.8e-6
 #define HOST_BETA_BPS 14.5e9
 #define HOST_CACHE_BETA_BPS 60e9 /* fitted to 2 ranks' 64 MiB allgather and alltoall */
+/*
+ * Cross-memory attach between two ranks: a process_vm_readv loop over 256 KiB
+ * to 4 MiB in cache, and of 64 KiB for the call's own cost; of memory,
+ * fitted to 2 ranks' 64 MiB direct allreduce (docs/PERFORMANCE.md).
+ */
+#define HOST_CACHE_BYTES (32u << 20)
+#define HOST_ATTACH_BETA_BPS 11e9
+#define HOST_ATTACH_MEM_BETA_BPS 4.7e9
+#define HOST_ATTACH_CALL_S 2e-6
 
 enum kind { INT, SIZE, RATE, MICROS };
 
@@ -40,10 +49,17 @@ static const struct key {
     K(ranks_per_host, "ranks_per_host", INT, "the most ranks on one host (0: ranks / hosts)"),
     K(cores, "cores", INT, "CPUs the ranks of one host may use"),
     K(slot_bytes, "slot_bytes", SIZE, "shared-memory staging slot (COLLIE_SHM_SLOT)"),
+    K(attach, "attach", INT, "1: a host's ranks read each other's memory (cross-memory attach)"),
     K(host_alpha, "host_latency_us", MICROS, "one sync of a host's ranks that fit on its cores"),
     K(host_switch, "host_switch_us", MICROS, "added to a sync per rank beyond the cores"),
     K(host_beta, "host_bandwidth_gbs", RATE, "GB/s one core reads or writes of memory"),
     K(host_cache_beta, "host_cache_gbs", RATE, "GB/s one core reads or writes of the slots"),
+    K(host_cache_bytes, "host_cache_bytes", SIZE, "a host's last-level cache"),
+    K(host_attach_beta, "host_attach_gbs", RATE,
+      "GB/s one core copies to or from another rank "
+      "(cross-memory attach), buffers in cache"),
+    K(host_attach_mem_beta, "host_attach_memory_gbs", RATE, "the same, buffers in memory"),
+    K(host_attach_call, "host_attach_call_us", MICROS, "one such copy's system call"),
     K(link_alpha, "link_latency_us", MICROS, "one message between hosts"),
     K(link_beta, "link_bandwidth_gbs", RATE, "GB/s of one link, each way"),
     K(links, "links", INT, "links per host used at once"),
@@ -57,6 +73,11 @@ void collie__machine_default_rates(struct collie__machine *m)
     m->host_switch = HOST_SWITCH_S;
     m->host_beta = HOST_BETA_BPS;
     m->host_cache_beta = HOST_CACHE_BETA_BPS;
+    m->attach = 1; /* what the kernel allows by default; the library probes its own */
+    m->host_cache_bytes = HOST_CACHE_BYTES;
+    m->host_attach_beta = HOST_ATTACH_BETA_BPS;
+    m->host_attach_mem_beta = HOST_ATTACH_MEM_BETA_BPS;
+    m->host_attach_call = HOST_ATTACH_CALL_S;
     m->link_alpha = (double)collie__config_int(COLLIE_CFG_NET_LATENCY_US) * 1e-6;
     m->link_beta = (double)collie__config_int(COLLIE_CFG_NET_BANDWIDTH);
     m->links = 1;
@@ -80,7 +101,8 @@ static int set(struct collie__machine *m, const struct key *k, const char *value
         end++;
     int whole = k->kind == INT || k->kind == SIZE;
     int zero_ok = k->offset == offsetof(struct collie__machine, ranks_per_host) ||
-                  k->offset == offsetof(struct collie__machine, hosts);
+                  k->offset == offsetof(struct collie__machine, hosts) ||
+                  k->offset == offsetof(struct collie__machine, attach);
     if (end == value || *end || errno || !isfinite(v) || v < 0 || (v == 0 && !zero_ok) ||
         v > 1e15 || (whole && (v != floor(v) || v > 1 << 30))) {
         snprintf(err, errlen, "%s = '%s': expected a positive %s%s", k->name, value,

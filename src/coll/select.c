@@ -43,6 +43,7 @@ void collie__select_place(const collie_comm *comm, struct collie__machine *m)
     m->cores = comm->hosts.cores > 0 ? comm->hosts.cores : 1;
     m->slot_bytes =
         comm->shm ? collie__win_bytes(comm) : (size_t)collie__config_int(COLLIE_CFG_SHM_SLOT);
+    m->attach = collie__attach_ok(comm);
 }
 
 void collie__select_machine(const collie_comm *comm, struct collie__machine *m)
@@ -59,6 +60,12 @@ void collie__select_machine(const collie_comm *comm, struct collie__machine *m)
  * a leaf that sent and left never learns.  The window can.
  */
 #define FORCED_ONLY 1u
+/*
+ * Reads peers' buffers (collie__attach_ok): offered to the model only where
+ * the kernel allowed it between every local pair, and refused by
+ * collie__select_check_forced where COLLIE_ALGO forces it and it did not.
+ */
+#define ATTACH 2u
 
 static collie_status allreduce_oneshot(collie_comm *c, const struct collie__op *op)
 {
@@ -68,6 +75,10 @@ static collie_status allreduce_twoshot(collie_comm *c, const struct collie__op *
 {
     return collie__twoshot(c, op, -1);
 }
+static collie_status allreduce_direct(collie_comm *c, const struct collie__op *op)
+{
+    return collie__direct(c, op, -1);
+}
 static collie_status reduce_oneshot(collie_comm *c, const struct collie__op *op)
 {
     return collie__oneshot(c, op, op->root);
@@ -75,6 +86,10 @@ static collie_status reduce_oneshot(collie_comm *c, const struct collie__op *op)
 static collie_status reduce_twoshot(collie_comm *c, const struct collie__op *op)
 {
     return collie__twoshot(c, op, op->root);
+}
+static collie_status reduce_direct(collie_comm *c, const struct collie__op *op)
+{
+    return collie__direct(c, op, op->root);
 }
 
 /* The order is only that of `collie info`: what identifies an entry is (coll, id). */
@@ -84,12 +99,14 @@ static collie_status reduce_twoshot(collie_comm *c, const struct collie__op *op)
 static const struct collie__algo algos[] = {
     {A(ONESHOT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_oneshot, 0},
     {A(TWOSHOT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_twoshot, 0},
+    {A(DIRECT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_direct, ATTACH},
     {A(RING), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_ring, 0},
     {A(RD), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rd, 0},
     {A(RABENSEIFNER), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rab, 0},
     {A(HIERARCHICAL), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_hierarchical, 0},
     {A(ONESHOT), COLLIE_COLL_REDUCE, HOST, reduce_oneshot, 0},
     {A(TWOSHOT), COLLIE_COLL_REDUCE, HOST, reduce_twoshot, 0},
+    {A(DIRECT), COLLIE_COLL_REDUCE, HOST, reduce_direct, ATTACH},
     {A(RING), COLLIE_COLL_REDUCE, ANY, collie__reduce_ring, 0},
     {A(RD), COLLIE_COLL_REDUCE, ANY, collie__reduce_rd, 0},
     {A(TREE), COLLIE_COLL_REDUCE, ANY, collie__reduce_tree, FORCED_ONLY},
@@ -198,15 +215,23 @@ collie_status collie__select_init(collie_comm *comm)
     return COLLIE_OK;
 }
 
-collie_status collie__select_check_hosts(collie_comm *comm)
+collie_status collie__select_check_forced(collie_comm *comm)
 {
     for (int c = 0; c < COLLIE_COLL_COUNT; c++) {
         const struct collie__algo *a = entry(c, comm->forced[c]);
+        const char *coll = collie__coll_name((enum collie__coll)c);
         if (a && a->scope == COLLIE_SCOPE_HOST && comm->nhosts > 1)
             return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
                                 "COLLIE_ALGO forces %s:%s, which works within one host, but this "
                                 "job's ranks are on %d hosts",
-                                collie__coll_name((enum collie__coll)c), name_of(a), comm->nhosts);
+                                coll, name_of(a), comm->nhosts);
+        if (a && (a->flags & ATTACH) && !collie__attach_ok(comm))
+            return collie__fail(comm, COLLIE_ERR_UNSUPPORTED,
+                                "COLLIE_ALGO forces %s:%s, which reads the other ranks' buffers "
+                                "(cross-memory attach), but COLLIE_CMA=0 or the kernel refused "
+                                "process_vm_readv between this host's ranks (Yama's "
+                                "ptrace_scope, a seccomp profile; COLLIE_DEBUG=INFO says which)",
+                                coll, name_of(a));
     }
     return COLLIE_OK;
 }
@@ -220,7 +245,7 @@ const struct collie__algo *collie__select_on(const struct collie__machine *m, in
     for (int pass = 0; pass < 2 && !best; pass++, scope = COLLIE_SCOPE_ANY) {
         for (int i = 0; i < N_ALGOS; i++) {
             if ((int)algos[i].coll != coll || algos[i].scope != scope ||
-                (algos[i].flags & FORCED_ONLY))
+                (algos[i].flags & FORCED_ONLY) || ((algos[i].flags & ATTACH) && !m->attach))
                 continue;
             double c = collie__cost(m, (enum collie__coll)coll, algos[i].id, bytes, 1);
             if (!best || c < best_cost) {

@@ -68,6 +68,10 @@
       "1: when the host has a CPU for every rank and the scheduler keeps two "                     \
       "ranks on one of them, the higher rank moves itself to another CPU of "                      \
       "its affinity mask (which it leaves as it was); 0: never")                                   \
+    X(CMA, INT, "1",                                                                               \
+      "1: ranks of one host may read each other's buffers directly (Linux "                        \
+      "cross-memory attach, where the kernel allows it: probed at init), one "                     \
+      "copy where staging takes two, when the cost model finds it faster; 0: never")               \
     X(NT_MIN, SIZE, "8M",                                                                          \
       "outputs of at least this many bytes are written with non-temporal "                         \
       "stores, which bypass the caches (0: never)")                                                \

@@ -187,6 +187,23 @@ static void count_host_cpus(collie_comm *comm, const cpu_set_t *masks, size_t st
 }
 
 /*
+ * Whether this rank reads every other local rank's memory (shm_attach.c):
+ * pids and probe addresses of all ranks, `stride` bytes apart.
+ */
+static int probe_attach(const collie_comm *comm, const int32_t *pids, const uint64_t *probes,
+                        size_t stride)
+{
+    int32_t pid[comm->local_size];
+    uint64_t addr[comm->local_size];
+    for (int i = 0; i < comm->local_size; i++) {
+        size_t at = (size_t)comm->local_to_global[i] * stride;
+        pid[i] = *(const int32_t *)((const char *)pids + at);
+        addr[i] = *(const uint64_t *)((const char *)probes + at);
+    }
+    return collie__attach_probe(pid, addr, comm->local_size, comm->local_rank);
+}
+
+/*
  * Creates (host's lowest rank) or opens (the others) the host's segment.
  * Collective over the bootstrap; comm's host layout must be known.
  */
@@ -197,6 +214,7 @@ static collie_status shm_transport_open(collie_comm *comm)
         calloc(2 * COLLIE_SHM_CHANNELS * (size_t)comm->local_size, sizeof *counters);
     struct {
         int32_t pid, fd;
+        uint64_t probe; /* collie__attach_probe_addr() */
         cpu_set_t cpus; /* where the rank may run: the host's CPUs are the union */
     } *all = calloc((size_t)comm->size, sizeof *all), mine;
     int32_t *ok = calloc((size_t)comm->size, sizeof *ok);
@@ -212,6 +230,7 @@ static collie_status shm_transport_open(collie_comm *comm)
     memset(&mine, 0, sizeof mine);
     mine.pid = (int32_t)getpid();
     mine.fd = fd;
+    mine.probe = collie__attach_probe_addr();
     if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0)
         CPU_ZERO(&mine.cpus);
     /* Every rank takes part in both exchanges, so a failure anywhere fails all, at once. */
@@ -227,12 +246,18 @@ static collie_status shm_transport_open(collie_comm *comm)
     } else if (st == COLLIE_OK && fd < 0) {
         st = comm->failed;
     }
+    /* 1: set up; 2 added: reads every local peer's memory (shm_attach.c), kept if all do. */
     int32_t me_ok = st == COLLIE_OK;
+    if (me_ok && probe_attach(comm, &all[0].pid, &all[0].probe, sizeof *all))
+        me_ok |= 2;
     collie_status st2 = collie__bootstrap_allgather(comm, &me_ok, ok, sizeof me_ok);
-    for (int r = 0; st == COLLIE_OK && st2 == COLLIE_OK && r < comm->size; r++)
+    int attach_ok = 1;
+    for (int r = 0; st == COLLIE_OK && st2 == COLLIE_OK && r < comm->size; r++) {
         if (!ok[r])
             st = collie__fail(comm, COLLIE_ERR_PEER_LOST,
                               "rank %d could not set up shared memory (see its output)", r);
+        attach_ok &= (ok[r] & 2) != 0;
+    }
     if (st == COLLIE_OK)
         st = st2;
     if (fd >= 0)
@@ -251,13 +276,15 @@ static collie_status shm_transport_open(collie_comm *comm)
     s->sent = counters;
     s->rcvd = counters + COLLIE_SHM_CHANNELS * comm->local_size;
     attach(s, base, comm->local_size, comm->local_rank);
+    s->attach = attach_ok;
     set_wait_policy(s, comm->local_size, comm->cpus);
     comm->shm = s;
     COLLIE_INFO("shm",
                 "%d ranks on this host, segment %zu bytes, slot %zu, ring %zu, spin %llu us, "
-                "yield %llu us",
+                "yield %llu us, cross-memory attach %s",
                 s->n, s->map.total, s->map.slot_bytes, s->map.ring_bytes,
-                (unsigned long long)s->spin_ns / 1000, (unsigned long long)s->yield_ns / 1000);
+                (unsigned long long)s->spin_ns / 1000, (unsigned long long)s->yield_ns / 1000,
+                attach_ok ? "on" : "off");
     return COLLIE_OK;
 }
 

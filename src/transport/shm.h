@@ -37,6 +37,31 @@ void *collie__win_slot(const collie_comm *comm, int local_rank, unsigned parity)
 collie_status collie__win_sync(collie_comm *comm);
 
 /*
+ * Single-copy reads (shm_attach.c): whether this communicator's ranks read
+ * each other's memory directly, probed when the segment opened and alike on
+ * every rank (so the cost model chooses alike).
+ */
+int collie__attach_ok(const collie_comm *comm);
+
+/*
+ * Copies n bytes at `remote` in local rank `local_rank`'s address space into
+ * dst, in one copy by the kernel.  COLLIE_OK, or fails the communicator:
+ * PEER_LOST when the rank has exited, SYSTEM naming the error otherwise.
+ */
+collie_status collie__attach_read(collie_comm *comm, int local_rank, void *dst, uintptr_t remote,
+                                  size_t n);
+
+/* The same from src into `remote` in local rank local_rank's address space. */
+collie_status collie__attach_write(collie_comm *comm, int local_rank, uintptr_t remote,
+                                   const void *src, size_t n);
+
+/* For shm.c's set-up: what peers' probes read here (0 when COLLIE_CMA=0). */
+uint64_t collie__attach_probe_addr(void);
+
+/* Whether rank `me` of n reads every other's probe word (addrs[r] 0: that rank declines). */
+int collie__attach_probe(const int32_t *pids, const uint64_t *addrs, int n, int me);
+
+/*
  * Marks the calling thread as a background one (a lane of the asynchronous
  * core): its waits poll only while *caller_waiting > 0, i.e. while the user's
  * thread is blocked waiting for the lane; otherwise the user's computation

@@ -97,6 +97,7 @@ struct collie__shm {
     uint64_t spin_ns, yield_ns;
     _Atomic int cpu; /* the CPU this rank last published in its ctl (both lanes may wait) */
     int may_move;    /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */
+    int attach;      /* every rank of the communicator reads its local peers' memory */
     /*
      * How this rank's waits went: found the peer sharing this CPU (and so
      * yielded at once); ended while polling, while yielding, after sleeping;

@@ -1,0 +1,116 @@
+/*
+ * direct.c - allreduce and reduce in one copy: ranks read and write each
+ * other's buffers where the user keeps them (transport/shm.h's cross-memory
+ * attach) instead of staging them through the slots.
+ *
+ * Every rank publishes where its input and its output lie, then syncs (the
+ * descriptors are compared there, before anybody touches a peer).  Rank r
+ * owns slice r of the call.  A cache-sized piece at a time, it reads that
+ * piece of every peer's input, reduces them with its own in rank order into
+ * its output, and writes the result, still in cache, into the output of
+ * every other receiving rank.  A last sync: nobody returns, and lets the user
+ * touch its buffers, while a peer may still read or write them.
+ *
+ * Slice r of a rank's buffers is touched by rank r alone (in place, the
+ * piece it reads is the piece it later writes), so nothing else orders
+ * the ranks.  Two syncs a call, where twoshot takes two per slot-sized
+ * chunk; each byte of the user's buffers crosses memory once, and no cache
+ * line is handed from core to core: what the window costs in the machine's
+ * slow state (docs/PERFORMANCE.md).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "../reduce/reduce.h"
+#include "../transport/shm.h"
+#include "algo.h"
+
+/* What each rank publishes in its slot: addresses in its own address space. */
+struct published {
+    uint64_t input;
+    uint64_t output; /* 0: this rank receives nothing (reduce, off the root) */
+};
+
+/* The addresses rank r published for this call. */
+static const struct published *published(const collie_comm *comm, int r, unsigned parity)
+{
+    return collie__win_slot(comm, r, parity);
+}
+
+/* Elements [off, off + m) of every input, reduced into out (n-1 pieces of scratch in tmp). */
+static collie_status reduce_piece(collie_comm *comm, const struct collie__op *op, unsigned parity,
+                                  size_t off, size_t m, unsigned char *tmp, unsigned char *out)
+{
+    const int n = comm->local_size, me = comm->local_rank;
+    const size_t es = op->elem_size;
+    const void **srcs = comm->scratch_srcs;
+    for (int r = 0; r < n; r++) {
+        if (r == me) {
+            srcs[r] = (const unsigned char *)op->sendbuf + off * es;
+            continue;
+        }
+        uintptr_t from = (uintptr_t)published(comm, r, parity)->input + off * es;
+        collie_status st = collie__attach_read(comm, r, tmp, from, m * es);
+        if (st != COLLIE_OK)
+            return st;
+        srcs[r] = tmp;
+        tmp += m * es;
+    }
+    collie__reduce(out, srcs, n, m, op->dtype, op->op, comm->size, 0);
+    return COLLIE_OK;
+}
+
+/* The reduced piece at elements [off, off + m), from `out` into every other rank that receives. */
+static collie_status write_piece(collie_comm *comm, const struct collie__op *op, unsigned parity,
+                                 size_t off, size_t m, const unsigned char *out)
+{
+    const int n = comm->local_size, me = comm->local_rank;
+    const size_t es = op->elem_size;
+    for (int k = 1; k < n; k++) {
+        int r = (me + k) % n;
+        uint64_t to = published(comm, r, parity)->output;
+        if (!to)
+            continue;
+        collie_status st = collie__attach_write(comm, r, (uintptr_t)to + off * es, out, m * es);
+        if (st != COLLIE_OK)
+            return st;
+    }
+    collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
+    return COLLIE_OK;
+}
+
+collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root)
+{
+    const int n = comm->local_size, me = comm->local_rank;
+    const size_t es = op->elem_size;
+    int receives = root < 0 || root == comm->rank;
+    /* Pieces of a slot's size in all, n-1 of the peers' and one of the result when we keep none. */
+    size_t piece = collie__win_bytes(comm) / (size_t)n / es;
+    piece = piece ? piece : 1;
+    unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, (size_t)n * piece * es);
+    if (!tmp)
+        return comm->failed;
+
+    /*
+     * The slots of this parity are not written again before every rank has
+     * passed this call's last sync (shm.h): the addresses stay readable.
+     */
+    unsigned parity = collie__win_round(comm);
+    struct published *mine = collie__win_slot(comm, me, parity);
+    mine->input = (uint64_t)(uintptr_t)op->sendbuf;
+    mine->output = receives ? (uint64_t)(uintptr_t)op->recvbuf : 0;
+    collie_status st = collie__win_sync(comm);
+
+    size_t lo = collie__seg(op->count, me, n), hi = collie__seg(op->count, me + 1, n);
+    for (size_t off = lo; st == COLLIE_OK && off < hi; off += piece) {
+        size_t m = hi - off < piece ? hi - off : piece;
+        unsigned char *out =
+            receives ? (unsigned char *)op->recvbuf + off * es : tmp + (size_t)(n - 1) * piece * es;
+        st = reduce_piece(comm, op, parity, off, m, tmp, out);
+        if (st == COLLIE_OK)
+            st = write_piece(comm, op, parity, off, m, out);
+    }
+    /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
+    collie_status last = collie__win_sync(comm);
+    return st != COLLIE_OK ? st : last;
+}

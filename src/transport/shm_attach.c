@@ -1,0 +1,103 @@
+/*
+ * shm_attach.c - single copies between the ranks of one host.  Linux
+ * cross-memory attach (process_vm_readv, _writev) copies between a peer's
+ * address space and ours directly: one copy where staging through the
+ * window takes two, and no handoff of cache lines between the ranks.
+ *
+ * Nothing grants it but the kernel's own rule (the ptrace access check):
+ * processes of one user may, unless Yama's ptrace_scope is 1 or more (then
+ * only an ancestor may) or a seccomp profile forbids the call, as container
+ * runtimes' defaults often do.  So it is probed when the segment opens, every
+ * rank reading every local peer, and the verdict is agreed on by the whole
+ * communicator (shm.c): the cost model then chooses alike everywhere.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "../core/config.h"
+#include "../core/log.h"
+#include "shm.h"
+#include "shm_layout.h"
+
+/* What a peer's probe reads out of this process. */
+static const uint64_t probe_word = 0x636f6c6c69652d31ull; /* "collie-1" */
+
+uint64_t collie__attach_probe_addr(void)
+{
+    if (!collie__config_int(COLLIE_CFG_CMA))
+        return 0;
+    return (uint64_t)(uintptr_t)&probe_word;
+}
+
+/* One call, reading (write 0) or writing; the bytes it copied, or -1 with errno. */
+static ssize_t copy_once(int pid, int write, void *mine, uintptr_t remote, size_t n)
+{
+    struct iovec local = {mine, n}, far = {(void *)remote, n};
+    return write ? process_vm_writev(pid, &local, 1, &far, 1, 0)
+                 : process_vm_readv(pid, &local, 1, &far, 1, 0);
+}
+
+int collie__attach_probe(const int32_t *pids, const uint64_t *addrs, int n, int me)
+{
+    if (!addrs[me])
+        return 0;
+    for (int r = 0; r < n; r++) {
+        uint64_t word = 0;
+        if (r == me)
+            continue;
+        if (!addrs[r] || copy_once(pids[r], 0, &word, (uintptr_t)addrs[r], sizeof word) !=
+                             (ssize_t)sizeof word) {
+            COLLIE_INFO("shm",
+                        "cross-memory attach to local rank %d (pid %d) refused: %s; "
+                        "collectives stage through shared memory",
+                        r, (int)pids[r], addrs[r] ? strerror(errno) : "COLLIE_CMA=0 there");
+            return 0;
+        }
+        if (word != probe_word)
+            return 0;
+    }
+    return 1;
+}
+
+int collie__attach_ok(const collie_comm *comm) { return comm->shm && comm->shm->attach; }
+
+/* n bytes between `mine` and `remote` in local rank local_rank, all of them or a failure. */
+static collie_status copy(collie_comm *comm, int local_rank, int write, unsigned char *mine,
+                          uintptr_t remote, size_t n)
+{
+    const struct collie__shm *s = comm->shm;
+    int pid = s->ctl[local_rank].pid, peer = comm->local_to_global[local_rank];
+    while (n) {
+        ssize_t done = copy_once(pid, write, mine, remote, n);
+        if (done > 0) {
+            mine += done, remote += (uintptr_t)done, n -= (size_t)done;
+            continue;
+        }
+        if (done < 0 && errno == EINTR)
+            continue;
+        if (done < 0 && errno == ESRCH)
+            return collie__fail(comm, COLLIE_ERR_PEER_LOST,
+                                "rank %d (pid %d) exited while rank %d %s its buffer", peer, pid,
+                                comm->rank, write ? "wrote into" : "read");
+        return collie__fail(comm, COLLIE_ERR_SYSTEM,
+                            "process_vm_%sv of %zu bytes at %#lx in rank %d (pid %d): %s (is "
+                            "that rank's buffer shorter than the call's count?)",
+                            write ? "write" : "read", n, (unsigned long)remote, peer, pid,
+                            done < 0 ? strerror(errno) : "nothing copied");
+    }
+    return COLLIE_OK;
+}
+
+collie_status collie__attach_read(collie_comm *comm, int local_rank, void *dst, uintptr_t remote,
+                                  size_t n)
+{
+    return copy(comm, local_rank, 0, dst, remote, n);
+}
+
+collie_status collie__attach_write(collie_comm *comm, int local_rank, uintptr_t remote,
+                                   const void *src, size_t n)
+{
+    return copy(comm, local_rank, 1, (unsigned char *)(uintptr_t)src, remote, n);
+}

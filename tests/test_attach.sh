@@ -1,0 +1,49 @@
+#!/bin/bash
+# Single-copy collectives (allreduce:direct, reduce:direct) and their
+# fallback: where the kernel refuses cross-memory attach (a seccomp profile,
+# tests/deny_cma.c) or COLLIE_CMA=0, every rank agrees to stage through
+# shared memory, results stay exact, and forcing the algorithm is refused by
+# name.
+#   test_attach.sh COLLIE DENY_CMA TEST_COLL
+collie=$1 deny=$2 test_coll=$3
+. "$(dirname "$0")/lib.sh"
+export COLLIE_TEST_MAX_COUNT=262144 COLLIE_TIMEOUT=30
+
+# Where the kernel allows it (this machine), the model runs it at 64 KiB-1 MiB on 2 ranks.
+expect_status 0 "$collie" run -n 2 "$collie" info
+expect_output "cross-memory attach between this host's ranks: on"
+expect_output "^  allreduce +oneshot +oneshot +direct +direct "
+expect_status 0 env COLLIE_DEBUG=INFO "$collie" run -n 2 "$test_coll" allreduce
+expect_output "allreduce of [0-9]+ bytes on 2 ranks: direct \(cost model\)"
+
+# Refused by the kernel, on every rank, or on one rank only: all stage (twoshot where
+# direct ran above), exactly.
+"$deny" true || { [ $? = 77 ] && echo "SKIP: no seccomp here" && exit 77; }
+expect_status 0 "$deny" "$collie" run -n 2 "$collie" info
+expect_output "cross-memory attach between this host's ranks: off"
+expect_output "^  allreduce +oneshot +oneshot +twoshot +twoshot "
+for who in all 1; do
+    for coll in allreduce reduce; do
+        if [ $who = all ]; then
+            expect_status 0 env COLLIE_DEBUG=INFO "$deny" "$collie" run -n 2 "$test_coll" $coll
+        else
+            expect_status 0 env COLLIE_DEBUG=INFO "$collie" run -n 2 sh -c \
+                "[ \$COLLIE_RANK = $who ] && exec '$deny' '$test_coll' $coll || exec '$test_coll' $coll"
+        fi
+        expect_output "cross-memory attach to local rank [0-9] \(pid [0-9]+\) refused: Operation not permitted"
+        expect_output "cross-memory attach off"
+        expect_output "$coll of [0-9]+ bytes on 2 ranks: twoshot \(cost model\)"
+        printf '%s\n' "$out" | grep -q ": direct (cost model)" && fail "direct chosen where refused: $out"
+    done
+done
+# Forced where refused: every rank fails init, naming the cause.
+expect_status 1 env COLLIE_ALGO=allreduce:direct "$collie" run -n 2 sh -c \
+    "[ \$COLLIE_RANK = 0 ] && exec '$deny' '$test_coll' allreduce || exec '$test_coll' allreduce"
+expect_output "COLLIE_ALGO forces allreduce:direct, which reads the other ranks' buffers \(cross-memory attach\), but COLLIE_CMA=0 or the kernel refused"
+expect_status 1 env COLLIE_CMA=0 COLLIE_ALGO=reduce:direct "$collie" run -n 2 "$test_coll" reduce
+expect_output "COLLIE_ALGO forces reduce:direct"
+# COLLIE_CMA=0 on one rank turns it off for all.
+expect_status 0 env COLLIE_DEBUG=INFO "$collie" run -n 2 sh -c \
+    "[ \$COLLIE_RANK = 1 ] && export COLLIE_CMA=0; exec '$test_coll' allreduce"
+expect_output "cross-memory attach off"
+echo "attach: ok"

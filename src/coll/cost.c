@@ -70,8 +70,8 @@ static double twoshot(machine *m, double s)
 
 /*
  * Direct (direct.c): two syncs; each rank copies its slice of every peer's
- * input in, and the reduced slice out to every peer, in slot/n pieces, by a
- * system call each, at the attach rate of the cache while the host's
+ * input in, and the reduced slice out to every peer, in pieces of
+ * COLLIE__DIRECT_PIECE_SLOTS slots / n, by a system call each, at the attach rate of the cache while the host's
  * buffers (every rank's input and output) fit in it, else of memory; it
  * reads and writes its own slice, and the pieces it copied, in cache.
  * Offered only where ranks fit on cores: measured oversubscribed, it is
@@ -83,7 +83,7 @@ static double direct(machine *m, double s)
     double n = m->ranks_per_host, slice = s / n;
     if (!m->attach || m->ranks_per_host > m->cores || n < 2)
         return HUGE_VAL;
-    double calls = 2 * (n - 1) * rounds(m, s);
+    double calls = 2 * (n - 1) * ceil(s / (COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes));
     double beta =
         2 * s * n <= (double)m->host_cache_bytes ? m->host_attach_beta : m->host_attach_mem_beta;
     return 2 * sync_cost(m) + calls * m->host_attach_call + 2 * (n - 1) * slice / beta +

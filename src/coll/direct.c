@@ -84,8 +84,8 @@ collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int
     const int n = comm->local_size, me = comm->local_rank;
     const size_t es = op->elem_size;
     int receives = root < 0 || root == comm->rank;
-    /* Pieces of a slot's size in all, n-1 of the peers' and one of the result when we keep none. */
-    size_t piece = collie__win_bytes(comm) / (size_t)n / es;
+    /* n pieces in scratch: n-1 of the peers' inputs, and the result where we keep none. */
+    size_t piece = COLLIE__DIRECT_PIECE_SLOTS * collie__win_bytes(comm) / (size_t)n / es;
     piece = piece ? piece : 1;
     unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, (size_t)n * piece * es);
     if (!tmp)

@@ -50,12 +50,14 @@ static void print_choices(const collie_comm *comm)
         printf("\nchoices of this job (rates from COLLIE_MACHINE=%s; COLLIE_ALGO overrides):\n",
                machine);
     else
-        printf("\nchoices of this job (built-in rates, links from COLLIE_NET_LATENCY_US and "
-               "COLLIE_NET_BANDWIDTH; COLLIE_ALGO overrides):\n");
+        printf("\nchoices of this job (built-in rates; the links' measured at init, or "
+               "COLLIE_NET_LATENCY_US and COLLIE_NET_BANDWIDTH; COLLIE_ALGO overrides):\n");
     if (err[0])
         printf("  (%s: the built-in rates stand)\n", err);
-    printf("  links between hosts: %.0f us, %.3f GB/s each way; within a host: %.2f us a sync, "
+    collie__tools_machine_place(m, comm);
+    printf("  links between hosts%s: %.1f us, %.3f GB/s each way; within a host: %.2f us a sync, "
            "%.1f GB/s a core\n",
+           collie__tools_links_measured(comm) ? " (measured at init)" : "",
            collie__tools_machine_get(m, "link_latency_us"),
            collie__tools_machine_get(m, "link_bandwidth_gbs"),
            collie__tools_machine_get(m, "host_latency_us"),

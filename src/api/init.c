@@ -79,6 +79,8 @@ static collie_status join(collie_comm *comm, const struct collie__identity *id)
         st = collie__transports_open(comm);
     if (st == COLLIE_OK)
         st = collie__select_check_forced(comm);
+    if (st == COLLIE_OK)
+        st = collie__select_probe_links(comm);
     return st;
 }
 

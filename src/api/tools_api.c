@@ -49,6 +49,11 @@ const char *collie__tools_algo(const collie_comm *comm, const char *coll, size_t
 
 int collie__tools_attach(const collie_comm *comm) { return collie__attach_ok(comm); }
 
+int collie__tools_links_measured(const collie_comm *comm)
+{
+    return comm->link_alpha > 0 || comm->link_beta > 0;
+}
+
 struct collie__machine *collie__tools_machine_new(char *err, size_t errlen)
 {
     struct collie__machine *m = calloc(1, sizeof *m);

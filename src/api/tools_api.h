@@ -36,6 +36,9 @@ const char *collie__tools_algo(const collie_comm *comm, const char *coll, size_t
 /* Whether comm's ranks on this host copy each other's buffers directly (cross-memory attach). */
 int collie__tools_attach(const collie_comm *comm);
 
+/* Whether comm measured the links between its hosts at init (COLLIE_NET_PROBE). */
+int collie__tools_links_measured(const collie_comm *comm);
+
 /*
  * The cost model's machine (src/coll/cost.h), opaque: its placement and its
  * rates, which a description file or "key = value" settings give.

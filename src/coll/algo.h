@@ -163,6 +163,13 @@ collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie
 collie_status collie__select_init(collie_comm *comm);
 
 /*
+ * Measures the links between hosts for the cost model (link_probe.c):
+ * collective, after the transports opened; sets comm->link_alpha/beta where
+ * no setting gives them.  COLLIE_OK, or the failure of the measurement.
+ */
+collie_status collie__select_probe_links(collie_comm *comm);
+
+/*
  * Fails if COLLIE_ALGO forces an algorithm this job cannot run: INVALID_ARG
  * for a host's algorithm across hosts, UNSUPPORTED for one that reads peers'
  * buffers where the kernel refused it.  After the transports opened.
@@ -188,7 +195,10 @@ struct collie__machine;
  */
 const char *collie__select_rates(struct collie__machine *m);
 
-/* comm's placement (ranks, hosts, ranks per host, cores, slot) into m; the rates stay. */
+/*
+ * comm's placement (ranks, hosts, ranks per host, cores, slot, attach) and
+ * the link rates it measured at init into m; the other rates stay.
+ */
 void collie__select_place(const collie_comm *comm, struct collie__machine *m);
 
 /* The cost model's machine for comm: its placement, the process's rates (COLLIE_MACHINE). */

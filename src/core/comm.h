@@ -92,8 +92,9 @@ struct collie_comm {
                          not move the ranks of a host in step (the window's turns follow seq) */
     uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm number whose choice was logged */
     uint8_t forced[COLLIE_COLL_COUNT];       /* by COLLIE_ALGO: an algorithm number, else NONE */
-    const void **scratch_srcs; /* size pointers (local_size used), for reduction sources */
-    void *scratch[2];          /* collie__scratch() */
+    double link_alpha, link_beta; /* measured at init between hosts (coll/link_probe.c); 0: not */
+    const void **scratch_srcs;    /* size pointers (local_size used), for reduction sources */
+    void *scratch[2];             /* collie__scratch() */
     size_t scratch_bytes[2];
 
     /*

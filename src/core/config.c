@@ -31,6 +31,7 @@ static const struct config_entry table[COLLIE_CFG_COUNT] = {
 
 static struct {
     const char *raw[COLLIE_CFG_COUNT]; /* the environment's text, or the default */
+    int set[COLLIE_CFG_COUNT];         /* the environment gave it */
     long long i[COLLIE_CFG_COUNT];
     double d[COLLIE_CFG_COUNT];
     char error[256];
@@ -182,6 +183,7 @@ static void load_once(void)
 {
     for (int id = 0; id < COLLIE_CFG_COUNT; id++) {
         const char *env = getenv(table[id].name);
+        cfg.set[id] = env != NULL;
         cfg.raw[id] = env ? env : table[id].def;
         if (parse_entry(id, cfg.raw[id]) == 0)
             continue;
@@ -218,6 +220,12 @@ double collie__config_double(enum collie__config_id id)
 {
     collie__config_load();
     return cfg.d[id];
+}
+
+int collie__config_is_set(enum collie__config_id id)
+{
+    collie__config_load();
+    return cfg.set[id];
 }
 
 const char *collie__config_string(enum collie__config_id id)

@@ -39,8 +39,14 @@
       "messages are striped over them (-1: 4)")                                                    \
     X(NET_LATENCY_US, INT, "20",                                                                   \
       "one message's latency between hosts, for the cost model that "                              \
-      "chooses algorithms across hosts")                                                           \
-    X(NET_BANDWIDTH, SIZE, "1G", "bytes per second of one host's link, for that cost model")       \
+      "chooses algorithms across hosts (unset: measured, COLLIE_NET_PROBE)")                       \
+    X(NET_BANDWIDTH, SIZE, "1G",                                                                   \
+      "bytes per second of one host's link, for that cost model (unset: measured)")                \
+    X(NET_PROBE, INT, "1",                                                                         \
+      "1: a communicator across hosts measures the latency and bandwidth between "                 \
+      "its first two hosts when it is created (about 10-20 ms) for the cost model, "               \
+      "where COLLIE_NET_LATENCY_US, COLLIE_NET_BANDWIDTH and COLLIE_MACHINE leave "                \
+      "them open; 0: never (their defaults stand)")                                                \
     X(MACHINE, STRING, "",                                                                         \
       "machine description for the cost model (`collie bench --tune FILE` writes one): "           \
       "its rates replace the defaults and COLLIE_NET_*; the same file on every host")              \
@@ -115,6 +121,8 @@ const char *collie__config_error(void);
 long long collie__config_int(enum collie__config_id id);
 double collie__config_double(enum collie__config_id id);
 const char *collie__config_string(enum collie__config_id id); /* "" when unset */
+/* Whether the environment set the variable (else its value is the default). */
+int collie__config_is_set(enum collie__config_id id);
 
 /* Prints the table (name, value, default, meaning) for `collie info --config`. */
 void collie__config_print(FILE *out);

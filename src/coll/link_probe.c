@@ -1,0 +1,171 @@
+/*
+ * link_probe.c - the links between hosts, measured when a communicator that
+ * spans hosts is created, so that the cost model chooses for the network it
+ * runs on rather than for defaults nobody measured (a 100 Gbit/s and a
+ * 100 Mbit/s network want different algorithms at the same size).
+ *
+ * The first ranks of hosts 0 and 1 exchange messages over the transport the
+ * collectives use (so the figures include its streams, and its encryption
+ * where COLLIE_ENCRYPT is on):
+ *   latency    the median of PROBE_PINGS round trips of 8 bytes, halved;
+ *   bandwidth  transfers from PROBE_FIRST_BYTES up, doubling, each answered
+ *              by 8 bytes, until one takes PROBE_ENOUGH_NS or PROBE_LAST_BYTES
+ *              is reached.  Each size goes twice, back to back, and the
+ *              second is timed: a shaper's burst allowance (tc tbf) or a TCP
+ *              window still opening would make the first say more, or less,
+ *              than the link sustains.  rate = bytes / (time - round trip).
+ * About 10 ms on a 1 Gbit/s link, bounded by the sizes on a fast one.  The
+ * result travels to every rank over the bootstrap, so all choose alike.
+ * COLLIE_NET_LATENCY_US, COLLIE_NET_BANDWIDTH (each) and COLLIE_MACHINE win
+ * over it; COLLIE_NET_PROBE=0 leaves the defaults.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/bootstrap.h"
+#include "../core/clock.h"
+#include "../core/config.h"
+#include "../core/log.h"
+#include "../transport/xfer.h"
+#include "algo.h"
+
+#define PROBE_PINGS 16
+#define PROBE_FIRST_BYTES (64u << 10)
+#define PROBE_LAST_BYTES (8u << 20)
+#define PROBE_ENOUGH_NS 2000000ull
+
+/* What the first rank of host 0 found, for everybody. */
+struct verdict {
+    double alpha, beta; /* seconds, bytes per second; 0: not measured */
+    int32_t status;     /* of the measuring rank (others: COLLIE_OK) */
+    int32_t pad;
+};
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Rank `me` of the pair (0 measures, 1 answers): the round trip of 8 bytes,
+ * median, in ns.
+ */
+static collie_status ping(collie_comm *comm, int me, int peer, uint64_t *rtt_ns)
+{
+    uint64_t word = 0, rtt[PROBE_PINGS];
+    for (int i = 0; i < PROBE_PINGS; i++) {
+        uint64_t t0 = collie__now_ns();
+        collie_status st = me == 0 ? collie__xfer_send(comm, peer, &word, sizeof word)
+                                   : collie__xfer_recv(comm, peer, &word, sizeof word);
+        if (st == COLLIE_OK)
+            st = me == 0 ? collie__xfer_recv(comm, peer, &word, sizeof word)
+                         : collie__xfer_send(comm, peer, &word, sizeof word);
+        if (st != COLLIE_OK)
+            return st;
+        rtt[i] = collie__now_ns() - t0;
+    }
+    qsort(rtt, PROBE_PINGS, sizeof rtt[0], compare_u64);
+    *rtt_ns = rtt[PROBE_PINGS / 2];
+    return COLLIE_OK;
+}
+
+/*
+ * The doubling transfers.  Before each, rank 0 sends its size (0: done), so
+ * that rank 1 follows rank 0's decisions.  Rank 0 returns the rate.
+ */
+static collie_status stream(collie_comm *comm, int me, int peer, uint64_t rtt_ns, double *beta)
+{
+    unsigned char *buf = malloc(PROBE_LAST_BYTES);
+    if (!buf)
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory to measure the links");
+    memset(buf, 0, PROBE_LAST_BYTES);
+    collie_status st = COLLIE_OK;
+    uint64_t size = PROBE_FIRST_BYTES, word = 0;
+    for (;;) {
+        st = me == 0 ? collie__xfer_send(comm, peer, &size, sizeof size)
+                     : collie__xfer_recv(comm, peer, &size, sizeof size);
+        if (st != COLLIE_OK || !size || size > PROBE_LAST_BYTES)
+            break;
+        uint64_t took = 0;
+        for (int rep = 0; rep < 2 && st == COLLIE_OK; rep++) {
+            uint64_t t0 = collie__now_ns();
+            st = me == 0 ? collie__xfer_send(comm, peer, buf, size)
+                         : collie__xfer_recv(comm, peer, buf, size);
+            if (st == COLLIE_OK)
+                st = me == 0 ? collie__xfer_recv(comm, peer, &word, sizeof word)
+                             : collie__xfer_send(comm, peer, &word, sizeof word);
+            took = collie__now_ns() - t0;
+        }
+        if (st != COLLIE_OK || me != 0)
+            continue;
+        if (took >= PROBE_ENOUGH_NS || size == PROBE_LAST_BYTES) {
+            *beta = took > rtt_ns ? (double)size / ((double)(took - rtt_ns) * 1e-9) : 0;
+            size = 0;
+        } else {
+            size *= 2;
+        }
+    }
+    free(buf);
+    return st;
+}
+
+/* The first rank of host h. */
+static int leader(const collie_comm *comm, int h)
+{
+    return comm->hosts.ranks[comm->hosts.start[h]];
+}
+
+collie_status collie__select_probe_links(collie_comm *comm)
+{
+    comm->link_alpha = comm->link_beta = 0;
+    int want_alpha = !collie__config_is_set(COLLIE_CFG_NET_LATENCY_US);
+    int want_beta = !collie__config_is_set(COLLIE_CFG_NET_BANDWIDTH);
+    if (comm->nhosts < 2 || !collie__config_int(COLLIE_CFG_NET_PROBE) ||
+        *collie__config_string(COLLIE_CFG_MACHINE) || (!want_alpha && !want_beta))
+        return COLLIE_OK;
+    int a = leader(comm, 0), b = leader(comm, 1);
+    struct verdict mine = {0, 0, COLLIE_OK, 0};
+    uint64_t start = collie__now_ns(), rtt = 0;
+    if (comm->rank == a || comm->rank == b) {
+        int me = comm->rank == a ? 0 : 1, peer = me == 0 ? b : a;
+        /* The messages carry this descriptor; no call has a number yet. */
+        struct collie__op_desc was = comm->cur;
+        comm->cur = (struct collie__op_desc){.coll = COLLIE_COLL_BARRIER};
+        collie_status st = ping(comm, me, peer, &rtt);
+        if (st == COLLIE_OK)
+            st = stream(comm, me, peer, rtt, &mine.beta);
+        comm->cur = was;
+        mine.alpha = (double)rtt * 0.5e-9;
+        mine.status = st;
+    }
+    /* Everybody takes part, a failed measurer too: nobody waits for it in vain. */
+    struct verdict *all = calloc((size_t)comm->size, sizeof *all);
+    if (!all)
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the links' measurement");
+    collie_status st = collie__bootstrap_allgather(comm, &mine, all, sizeof mine);
+    struct verdict v = all[a];
+    if (st == COLLIE_OK && all[b].status != COLLIE_OK)
+        v.status = all[b].status;
+    free(all);
+    if (st != COLLIE_OK)
+        return st;
+    if (v.status != COLLIE_OK)
+        return comm->failed != COLLIE_OK
+                   ? comm->failed
+                   : collie__fail(comm, (collie_status)v.status,
+                                  "measuring the link between ranks %d and %d failed (see their "
+                                  "output)",
+                                  a, b);
+    comm->link_alpha = want_alpha ? v.alpha : 0;
+    comm->link_beta = want_beta ? v.beta : 0;
+    if (comm->rank == a)
+        COLLIE_INFO("links",
+                    "measured between rank %d (host 0) and rank %d (host 1) in %.1f ms: "
+                    "%.1f us a message, %.3f GB/s%s",
+                    a, b, (double)(collie__now_ns() - start) * 1e-6, v.alpha * 1e6, v.beta * 1e-9,
+                    want_alpha && want_beta ? ""
+                    : want_alpha            ? " (COLLIE_NET_BANDWIDTH set: the latency used)"
+                                            : " (COLLIE_NET_LATENCY_US set: the bandwidth used)");
+    return COLLIE_OK;
+}

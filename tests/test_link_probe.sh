@@ -1,0 +1,64 @@
+#!/bin/bash
+# The links between hosts, measured at init for the cost model (COLLIE_NET_PROBE):
+# on two "hosts" of one machine (COLLIE_HOST over loopback), the measurement
+# is made, logged and used, and every setting that names the rates wins over
+# it; on emulated hosts (network namespaces) it finds the shaped rate of a
+# 1 Gbit/s link despite tc tbf's burst, and an unshaped link far faster.
+#   test_link_probe.sh COLLIE
+collie=$1
+here=$(dirname "$0")
+. "$here/lib.sh"
+two_hosts() { # two_hosts [VAR=VALUE...] CMD...: 4 ranks, 2 per "host"
+    local vars=()
+    while [[ $1 == *=* ]]; do vars+=("$1"); shift; done
+    env "${vars[@]}" "$collie" run -n 4 sh -c 'COLLIE_HOST=h$((COLLIE_RANK / 2)) exec "$@"' sh "$@"
+}
+links='^  links between hosts'
+
+expect_status 0 two_hosts COLLIE_DEBUG=INFO "$collie" info
+expect_output "INFO  links: measured between rank 0 \(host 0\) and rank 2 \(host 1\) in [0-9.]+ ms: [0-9.]+ us a message, [0-9.]+ GB/s$"
+expect_output "$links \(measured at init\): [0-9.]+ us, [0-9.]+ GB/s each way"
+expect_status 0 two_hosts COLLIE_NET_PROBE=0 COLLIE_DEBUG=INFO "$collie" info
+expect_output "$links: 20.0 us, 1.074 GB/s each way"
+printf '%s\n' "$out" | grep -q "INFO  links:" && fail "measured with COLLIE_NET_PROBE=0: $out"
+# one rate set: the other measured; both set, or a machine file: nothing measured
+expect_status 0 two_hosts COLLIE_NET_LATENCY_US=50 COLLIE_DEBUG=INFO "$collie" info
+expect_output "COLLIE_NET_LATENCY_US set: the bandwidth used"
+expect_output "$links \(measured at init\): 50.0 us, [0-9.]+ GB/s"
+expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=10M COLLIE_DEBUG=INFO "$collie" info
+expect_output "$links \(measured at init\): [0-9.]+ us, 0.010 GB/s"
+expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=10M COLLIE_NET_LATENCY_US=7 COLLIE_DEBUG=INFO "$collie" info
+expect_output "$links: 7.0 us, 0.010 GB/s"
+printf '%s\n' "$out" | grep -q "INFO  links:" && fail "measured with both rates set: $out"
+machine=$(mktemp)
+trap 'rm -f "$machine"' EXIT
+printf 'link_latency_us = 3\nlink_bandwidth_gbs = 42\n' > "$machine"
+expect_status 0 two_hosts COLLIE_MACHINE="$machine" COLLIE_DEBUG=INFO "$collie" info
+expect_output "$links: 3.0 us, 42.000 GB/s"
+printf '%s\n' "$out" | grep -q "INFO  links:" && fail "measured with COLLIE_MACHINE: $out"
+# a collective after the measurement: its messages do not confuse the first call
+expect_status 0 two_hosts "$collie" bench allreduce -b 4 -e 1M -f 64 --iters 3 --warmup 1
+expect_output "^ +1048576 +262144 +float32 +sum .* 0  [a-z]+$"
+
+# Emulated hosts: the shaped rate, and the unshaped one (needs root: else skipped).
+. "$here/netns.sh"
+. "$here/hosts_job.sh"
+measured() { # measured RATE: the GB/s that 1 rank on each of 2 hosts measures
+    netns_down
+    netns_up 2 "$1"
+    job_out=$(mktemp)
+    COLLIE_DEBUG=INFO hosts_job 1,1 "$collie" info || fail "info on ${1:-unshaped} links: $(cat "$job_out")"
+    gbs=$(sed -nE 's/.*INFO  links: measured .* ([0-9.]+) GB\/s$/\1/p' "$job_out")
+    [ -n "$gbs" ] || fail "no measurement on ${1:-unshaped} links: $(cat "$job_out")"
+    echo "links ${1:-unshaped}: $(grep "INFO  links" "$job_out")"
+    rm -f "$job_out"
+}
+measured 1gbit
+# 1 Gbit/s carries at most 0.125 GB/s, TCP/IP's headers leave about 0.118
+awk -v g="$gbs" 'BEGIN { exit !(g >= 0.100 && g <= 0.135) }' ||
+    fail "measured $gbs GB/s on a 1 Gbit/s link (tbf's 256 KB burst let through?)"
+measured 100mbit
+awk -v g="$gbs" 'BEGIN { exit !(g >= 0.0100 && g <= 0.0135) }' || fail "measured $gbs GB/s on 100 Mbit/s"
+measured ""
+awk -v g="$gbs" 'BEGIN { exit !(g >= 0.5) }' || fail "measured $gbs GB/s on an unshaped veth"
+echo "link_probe: ok"

@@ -43,20 +43,23 @@ expect_output "^ +1048576 +262144 +float32 +sum .* 0  [a-z]+$"
 # Emulated hosts: the shaped rate, and the unshaped one (needs root: else skipped).
 . "$here/netns.sh"
 . "$here/hosts_job.sh"
-measured() { # measured RATE: the GB/s that 1 rank on each of 2 hosts measures
+measured() { # measured RATE [PLACEMENT]: the GB/s the job measures (1 rank on each of 2 hosts)
     netns_down
     netns_up 2 "$1"
     job_out=$(mktemp)
-    COLLIE_DEBUG=INFO hosts_job 1,1 "$collie" info || fail "info on ${1:-unshaped} links: $(cat "$job_out")"
+    COLLIE_DEBUG=INFO hosts_job "${2:-1,1}" "$collie" info ||
+        fail "info on ${1:-unshaped} links: $(cat "$job_out")"
     gbs=$(sed -nE 's/.*INFO  links: measured .* ([0-9.]+) GB\/s$/\1/p' "$job_out")
     [ -n "$gbs" ] || fail "no measurement on ${1:-unshaped} links: $(cat "$job_out")"
-    echo "links ${1:-unshaped}: $(grep "INFO  links" "$job_out")"
+    echo "links ${1:-unshaped}, ranks ${2:-1,1}: $(grep "INFO  links" "$job_out")"
     rm -f "$job_out"
 }
-measured 1gbit
 # 1 Gbit/s carries at most 0.125 GB/s, TCP/IP's headers leave about 0.118
-awk -v g="$gbs" 'BEGIN { exit !(g >= 0.100 && g <= 0.135) }' ||
-    fail "measured $gbs GB/s on a 1 Gbit/s link (tbf's 256 KB burst let through?)"
+for placement in 1,1 2,2; do # the hosts' other ranks idle meanwhile
+    measured 1gbit $placement
+    awk -v g="$gbs" 'BEGIN { exit !(g >= 0.100 && g <= 0.135) }' ||
+        fail "measured $gbs GB/s on a 1 Gbit/s link with ranks $placement (tbf's 256 KB burst let through?)"
+done
 measured 100mbit
 awk -v g="$gbs" 'BEGIN { exit !(g >= 0.0100 && g <= 0.0135) }' || fail "measured $gbs GB/s on 100 Mbit/s"
 measured ""

@@ -71,9 +71,10 @@ static double twoshot(machine *m, double s)
 /*
  * Direct (direct.c): two syncs; each rank copies its slice of every peer's
  * input in, and the reduced slice out to every peer, in pieces of
- * COLLIE__DIRECT_PIECE_SLOTS slots / n, by a system call each, at the attach rate of the cache while the host's
- * buffers (every rank's input and output) fit in it, else of memory; it
- * reads and writes its own slice, and the pieces it copied, in cache.
+ * COLLIE__DIRECT_PIECE_SLOTS slots / n, by a system call each, at the
+ * attach rate of the cache while the host's buffers (every rank's input and
+ * output) fit in it, else of memory; it reads and writes its own slice, and
+ * the pieces it copied, in cache.
  * Offered only where ranks fit on cores: measured oversubscribed, it is
  * what this predicts, but twoshot is 2x faster there than the model says
  * (docs/SCALE.md), so comparing the two would choose wrong.

@@ -27,8 +27,7 @@ netns_up "$hosts" "$rate"
 dir=$(mktemp -d)
 trap 'netns_down; rm -rf "$dir"' EXIT
 netns_rsh "$dir/rsh"
-list=
-for h in $(seq 0 $((hosts - 1))); do list+="${list:+,}$(netns_addr "$h"):$rph"; done
+list=$(netns_hostlist "$hosts" "$rph")
 echo "# $hosts emulated hosts x $rph rank(s), link ${rate:-unshaped}: $list"
 if command -v iperf3 >/dev/null; then
     for mode in "" --bidir; do

@@ -23,8 +23,7 @@ for rate in "$@"; do
         netns_up "$hosts" "$rate"
         trap netns_down EXIT
         netns_rsh "$dir/rsh"
-        list=
-        for h in $(seq 0 $((hosts - 1))); do list+="${list:+,}$(netns_addr "$h"):$per"; done
+        list=$(netns_hostlist "$hosts" "$per")
         run() { netns_exec 0 "$@"; }
         run env COLLIE_DEBUG=INFO "$collie" run -H "$list" --rsh "$dir/rsh" "$collie" info \
             >"$dir/info.txt" 2>&1 || exit 1

@@ -66,8 +66,7 @@ for c in "$@"; do
             netns_up "$a" "$rate"
             trap netns_down EXIT
             netns_rsh "$dir/rsh"
-            list=
-            for h in $(seq 0 $((a - 1))); do list+="${list:+,}$(netns_addr "$h"):$b"; done
+            list=$(netns_hostlist "$a" "$b")
             run() { netns_exec 0 "$collie" bench -H "$list" --rsh "$dir/rsh" "$@"; }
             run --tune "$dir/machine" >"$dir/tune.txt" || exit 1
             cat "$dir/tune.txt"

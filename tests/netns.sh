@@ -9,6 +9,7 @@
 #                         traffic between them passes there (test_encrypt.sh's man in
 #                         the middle)
 #   netns_exec H CMD...   runs CMD on host H
+#   netns_hostlist K L    the -H list of collie run for hosts 0..K-1, L slots each
 #   netns_link H up|down  cuts or restores host H's link
 #   netns_rsh FILE        writes an ssh stand-in: FILE HOST COMMAND runs COMMAND on the
 #                         emulated host whose address is HOST (for collie run --rsh)
@@ -99,6 +100,13 @@ netns_link() {
 }
 
 netns_addr() { echo "10.99.0.$(($1 + 1))"; }
+
+# netns_hostlist K SLOTS: "addr0:SLOTS,...,addrK-1:SLOTS", for collie run -H
+netns_hostlist() {
+    local h list=
+    for h in $(seq 0 $(($1 - 1))); do list+="${list:+,}$(netns_addr "$h"):$2"; done
+    echo "$list"
+}
 
 netns_rsh() {
     cat > "$1" <<EOS

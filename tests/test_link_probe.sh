@@ -36,6 +36,17 @@ printf 'link_latency_us = 3\nlink_bandwidth_gbs = 42\n' > "$machine"
 expect_status 0 two_hosts COLLIE_MACHINE="$machine" COLLIE_DEBUG=INFO "$collie" info
 expect_output "$links: 3.0 us, 42.000 GB/s"
 printf '%s\n' "$out" | grep -q "INFO  links:" && fail "measured with COLLIE_MACHINE: $out"
+# ranks set up differently: rank 0's settings decide, the others say so, nobody waits
+for who in 0 2; do
+    expect_status 0 env COLLIE_TIMEOUT=20 COLLIE_DEBUG=INFO "$collie" run -n 4 sh -c \
+        "[ \$COLLIE_RANK = $who ] && export COLLIE_NET_PROBE=0; COLLIE_HOST=h\$((COLLIE_RANK / 2)) exec '$collie' info"
+    expect_output "differ from rank 0's: rank 0's decide what is measured"
+    if [ $who = 0 ]; then
+        expect_output "$links: 20.0 us"
+    else
+        expect_output "$links \(measured at init\)"
+    fi
+done
 # a collective after the measurement: its messages do not confuse the first call
 expect_status 0 two_hosts "$collie" bench allreduce -b 4 -e 1M -f 64 --iters 3 --warmup 1
 expect_output "^ +1048576 +262144 +float32 +sum .* 0  [a-z]+$"

@@ -17,7 +17,8 @@
  * About 10 ms on a 1 Gbit/s link, bounded by the sizes on a fast one.  The
  * result travels to every rank over the bootstrap, so all choose alike.
  * COLLIE_NET_LATENCY_US, COLLIE_NET_BANDWIDTH (each) and COLLIE_MACHINE win
- * over it; COLLIE_NET_PROBE=0 leaves the defaults.
+ * over it; COLLIE_NET_PROBE=0 leaves the defaults.  Rank 0's settings
+ * decide for all.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -116,14 +117,49 @@ static int leader(const collie_comm *comm, int h)
     return comm->hosts.ranks[comm->hosts.start[h]];
 }
 
+/*
+ * What this rank's settings leave to measure: bit 0 the latency, bit 1 the
+ * bandwidth.  Rank 0's answer is everybody's (agree()), so that ranks set up
+ * differently neither wait for a measurement that never comes nor choose
+ * with different rates.
+ */
+static int32_t wanted(void)
+{
+    if (!collie__config_int(COLLIE_CFG_NET_PROBE) || *collie__config_string(COLLIE_CFG_MACHINE))
+        return 0;
+    return (collie__config_is_set(COLLIE_CFG_NET_LATENCY_US) ? 0 : 1) |
+           (collie__config_is_set(COLLIE_CFG_NET_BANDWIDTH) ? 0 : 2);
+}
+
+/* Rank 0's wanted(), on every rank; -1 when the exchange failed. */
+static int32_t agree(collie_comm *comm)
+{
+    int32_t mine = wanted(), *all = calloc((size_t)comm->size, sizeof *all);
+    if (!all) {
+        collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the links' measurement");
+        return -1;
+    }
+    collie_status st = collie__bootstrap_allgather(comm, &mine, all, sizeof mine);
+    int32_t want = st == COLLIE_OK ? all[0] : -1;
+    if (st == COLLIE_OK && mine != want)
+        COLLIE_WARN("links",
+                    "this rank's COLLIE_NET_PROBE, COLLIE_NET_LATENCY_US, COLLIE_NET_BANDWIDTH or "
+                    "COLLIE_MACHINE differ from rank 0's: rank 0's decide what is measured");
+    free(all);
+    return want;
+}
+
 collie_status collie__select_probe_links(collie_comm *comm)
 {
     comm->link_alpha = comm->link_beta = 0;
-    int want_alpha = !collie__config_is_set(COLLIE_CFG_NET_LATENCY_US);
-    int want_beta = !collie__config_is_set(COLLIE_CFG_NET_BANDWIDTH);
-    if (comm->nhosts < 2 || !collie__config_int(COLLIE_CFG_NET_PROBE) ||
-        *collie__config_string(COLLIE_CFG_MACHINE) || (!want_alpha && !want_beta))
+    if (comm->nhosts < 2)
         return COLLIE_OK;
+    int32_t want = agree(comm);
+    if (want < 0)
+        return comm->failed != COLLIE_OK ? comm->failed : COLLIE_ERR_INTERNAL;
+    if (!want)
+        return COLLIE_OK;
+    int want_alpha = want & 1, want_beta = (want & 2) != 0;
     int a = leader(comm, 0), b = leader(comm, 1);
     struct verdict mine = {0, 0, COLLIE_OK, 0};
     uint64_t start = collie__now_ns(), rtt = 0;

@@ -131,22 +131,20 @@ static int32_t wanted(void)
            (collie__config_is_set(COLLIE_CFG_NET_BANDWIDTH) ? 0 : 2);
 }
 
-/* Rank 0's wanted(), on every rank; -1 when the exchange failed. */
-static int32_t agree(collie_comm *comm)
+/* Rank 0's wanted() into *want, on every rank. */
+static collie_status agree(collie_comm *comm, int32_t *want)
 {
     int32_t mine = wanted(), *all = calloc((size_t)comm->size, sizeof *all);
-    if (!all) {
-        collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the links' measurement");
-        return -1;
-    }
+    if (!all)
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the links' measurement");
     collie_status st = collie__bootstrap_allgather(comm, &mine, all, sizeof mine);
-    int32_t want = st == COLLIE_OK ? all[0] : -1;
-    if (st == COLLIE_OK && mine != want)
+    *want = all[0];
+    free(all);
+    if (st == COLLIE_OK && mine != *want)
         COLLIE_WARN("links",
                     "this rank's COLLIE_NET_PROBE, COLLIE_NET_LATENCY_US, COLLIE_NET_BANDWIDTH or "
                     "COLLIE_MACHINE differ from rank 0's: rank 0's decide what is measured");
-    free(all);
-    return want;
+    return st;
 }
 
 collie_status collie__select_probe_links(collie_comm *comm)
@@ -154,11 +152,10 @@ collie_status collie__select_probe_links(collie_comm *comm)
     comm->link_alpha = comm->link_beta = 0;
     if (comm->nhosts < 2)
         return COLLIE_OK;
-    int32_t want = agree(comm);
-    if (want < 0)
-        return comm->failed != COLLIE_OK ? comm->failed : COLLIE_ERR_INTERNAL;
-    if (!want)
-        return COLLIE_OK;
+    int32_t want = 0;
+    collie_status agreed = agree(comm, &want);
+    if (agreed != COLLIE_OK || !want)
+        return agreed;
     int want_alpha = want & 1, want_beta = (want & 2) != 0;
     int a = leader(comm, 0), b = leader(comm, 1);
     struct verdict mine = {0, 0, COLLIE_OK, 0};

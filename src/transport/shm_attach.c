@@ -83,7 +83,7 @@ static collie_status copy(collie_comm *comm, int local_rank, int write, unsigned
                                 comm->rank, write ? "wrote into" : "read");
         return collie__fail(comm, COLLIE_ERR_SYSTEM,
                             "process_vm_%sv of %zu bytes at %#lx in rank %d (pid %d): %s (is "
-                            "that rank's buffer shorter than the call's count?)",
+                            "that rank's buffer, or this one's, shorter than the call's count?)",
                             write ? "write" : "read", n, (unsigned long)remote, peer, pid,
                             done < 0 ? strerror(errno) : "nothing copied");
     }

@@ -4,18 +4,19 @@
 # between two of them with iperf3 (1 and 4 streams, one way and both ways);
 # then `collie bench` with the given arguments across the hosts, run from host
 # 0 (the MPI baseline, --baseline mpi, gets the same hosts).  Needs root.
-#   bash scripts/bench_hosts.sh [--hosts K] [--ranks-per-host L] [--rate RATE] [BENCH ARGS...]
+#   bash scripts/bench_hosts.sh [--hosts K] [--ranks-per-host L] [--rate RATE] [--no-iperf] [BENCH ARGS...]
 #   e.g. bash scripts/bench_hosts.sh --hosts 2 --ranks-per-host 2 --rate 1gbit allreduce --baseline mpi
 # With --run, what follows is a program that `collie run` starts across the hosts instead:
 #   bash scripts/bench_hosts.sh --rate 1gbit --run build/collie-train mlp --preset a6000-head
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-hosts=2 rph=1 rate=
+hosts=2 rph=1 rate= iperf=1
 while [ $# -gt 0 ]; do
     case $1 in
     --hosts) hosts=$2; shift 2 ;;
     --ranks-per-host) rph=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
+    --no-iperf) iperf=0; shift ;; # A/B runs: the link was measured once already
     *) break ;;
     esac
 done
@@ -29,7 +30,9 @@ trap 'netns_down; rm -rf "$dir"' EXIT
 netns_rsh "$dir/rsh"
 list=$(netns_hostlist "$hosts" "$rph")
 echo "# $hosts emulated hosts x $rph rank(s), link ${rate:-unshaped}: $list"
-if command -v iperf3 >/dev/null; then
+if [ $iperf = 0 ]; then
+    :
+elif command -v iperf3 >/dev/null; then
     for mode in "" --bidir; do
         for p in 1 4; do
             netns_exec 1 iperf3 -s -D -1 >/dev/null 2>&1

@@ -172,6 +172,11 @@ static void mismatch(const char *kind)
               msg);
         expect_sticky(COLLIE_ERR_MISMATCH);
         return;
+    } else if (!strcmp(kind, "piece")) { /* the test gives the ranks different COLLIE_P2P_PIECE */
+        st = collie_allreduce(comm, x, x, 200, COLLIE_FLOAT32, COLLIE_SUM);
+        expect(st, COLLIE_ERR_MISMATCH, "COLLIE_P2P_PIECE", "ranks cutting pieces differently");
+        expect_sticky(COLLIE_ERR_MISMATCH);
+        return;
     } else if (rank != 1) {
         st = collie_allreduce(comm, x, x, 100, COLLIE_FLOAT32, COLLIE_SUM);
     } else if (!strcmp(kind, "coll")) {

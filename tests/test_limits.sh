@@ -25,4 +25,11 @@ for v in COLLIE_SHM_SLOT=0 COLLIE_SHM_SLOT=3 COLLIE_SHM_SLOT=64G COLLIE_P2P_BUFF
     COLLIE_P2P_BUFFER=1024G COLLIE_SPIN_US=-1 COLLIE_YIELD_US=-7 COLLIE_TCP_STREAMS=100000; do
     shrugged "$v"
 done
+# pieces of the pipelined steps: off (0), below an element (one element), beyond any message
+for v in COLLIE_P2P_PIECE=-1 COLLIE_P2P_PIECE=1x; do
+    refused "$v"
+done
+for v in COLLIE_P2P_PIECE=0 COLLIE_P2P_PIECE=3 COLLIE_P2P_PIECE=64G; do
+    COLLIE_ALGO=allreduce:rabenseifner shrugged "$v"
+done
 echo "limits: ok"

@@ -99,15 +99,34 @@ collie_status collie__barrier_sync(collie_comm *comm, const struct collie__op *o
 
 /*
  * Point-to-point algorithms (xfer.h), for any placement of ranks.  The group
- * forms run in place on buf among the group's members; COLLIE_AVG divides by
- * `divisor` (the whole communicator's size when the group is a part of it).
+ * forms reduce each member's `in` into its buf (in may be buf: in place;
+ * otherwise it is read, never copied) among the group's members;
+ * COLLIE_AVG divides by `divisor` (the whole communicator's size when the
+ * group is a part of it).
  */
-collie_status collie__ring_allreduce(collie_comm *comm, const struct collie__group *g, void *buf,
-                                     size_t count, collie_dtype dtype, collie_op op, int divisor);
-collie_status collie__rd_allreduce(collie_comm *comm, const struct collie__group *g, void *buf,
-                                   size_t count, collie_dtype dtype, collie_op op, int divisor);
-collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__group *g, void *buf,
-                                    size_t count, collie_dtype dtype, collie_op op, int divisor);
+collie_status collie__ring_allreduce(collie_comm *comm, const struct collie__group *g,
+                                     const void *in, void *buf, size_t count, collie_dtype dtype,
+                                     collie_op op, int divisor);
+collie_status collie__rd_allreduce(collie_comm *comm, const struct collie__group *g, const void *in,
+                                   void *buf, size_t count, collie_dtype dtype, collie_op op,
+                                   int divisor);
+collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__group *g,
+                                    const void *in, void *buf, size_t count, collie_dtype dtype,
+                                    collie_op op, int divisor);
+/*
+ * One step of the point-to-point reductions (exchange.c): sends slen bytes
+ * of sbuf to global rank `to` (slen 0: none) while receiving count elements
+ * from `from` and combining them with mine into dst -- theirs op mine when
+ * theirs_first, else mine op theirs (the lower member's data first, so both
+ * partners compute the same bits).  mine may be dst (in place), and sbuf
+ * may be dst too (the same range); sbuf may not overlap dst otherwise.
+ * Pipelined in pieces of COLLIE_P2P_PIECE: a piece is combined while the
+ * next is on the wire.  Uses COLLIE_SCRATCH_TMP.
+ */
+collie_status collie__exchange_reduce(collie_comm *comm, int to, const void *sbuf, size_t slen,
+                                      int from, void *dst, const void *mine, size_t count,
+                                      collie_dtype dtype, collie_op op, int theirs_first);
+
 collie_status collie__allreduce_ring(collie_comm *comm, const struct collie__op *op);
 collie_status collie__allreduce_rab(collie_comm *comm, const struct collie__op *op);
 collie_status collie__allreduce_rd(collie_comm *comm, const struct collie__op *op);

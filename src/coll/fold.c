@@ -26,19 +26,20 @@ int collie__fold_member(const struct collie__fold *f, int v)
 }
 
 collie_status collie__fold_in(collie_comm *comm, const struct collie__group *g,
-                              const struct collie__fold *f, unsigned char *buf, unsigned char *tmp,
-                              size_t count, collie_dtype dtype, collie_op op)
+                              const struct collie__fold *f, const unsigned char **in,
+                              unsigned char *buf, size_t count, collie_dtype dtype, collie_op op)
 {
     const int me = g->me;
     size_t bytes = count * collie__dtype_size(dtype);
     if (me >= 2 * f->extra)
         return COLLIE_OK;
-    if (me % 2 == 0)
-        return collie__xfer_send(comm, g->rank[me + 1], buf, bytes);
-    collie_status st = collie__xfer_recv(comm, g->rank[me - 1], tmp, bytes);
-    const void *srcs[2] = {tmp, buf}; /* the lower member's data first */
-    if (st == COLLIE_OK)
-        collie__reduce(buf, srcs, 2, count, dtype, op, 1, 0);
+    if (me % 2 == 0) /* sent in the pieces its partner receives them in */
+        return collie__exchange_reduce(comm, g->rank[me + 1], *in, bytes, -1, NULL, NULL, 0, dtype,
+                                       op, 1);
+    /* the lower member's data first */
+    collie_status st =
+        collie__exchange_reduce(comm, -1, NULL, 0, g->rank[me - 1], buf, *in, count, dtype, op, 1);
+    *in = buf;
     return st;
 }
 

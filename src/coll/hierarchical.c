@@ -30,8 +30,8 @@ static collie_status across_hosts(collie_comm *comm, const struct collie__op *op
         members[h] = collie__slice_owner(comm, h, s);
     struct collie__group g = {comm->nhosts, comm->hosts.host_of[comm->rank], members};
     if (count * op->elem_size < COLLIE__HIER_RD_MAX_BYTES)
-        return collie__rd_allreduce(comm, &g, buf, count, op->dtype, op->op, comm->size);
-    return collie__ring_allreduce(comm, &g, buf, count, op->dtype, op->op, comm->size);
+        return collie__rd_allreduce(comm, &g, buf, buf, count, op->dtype, op->op, comm->size);
+    return collie__ring_allreduce(comm, &g, buf, buf, count, op->dtype, op->op, comm->size);
 }
 
 collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie__op *op,

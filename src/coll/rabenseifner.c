@@ -28,21 +28,20 @@ static struct span blocks_span(size_t count, int lo, int hi, int blocks)
     return (struct span){at, collie__seg(count, hi, blocks) - at};
 }
 
-collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__group *g, void *data,
-                                    size_t count, collie_dtype dtype, collie_op op, int divisor)
+collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__group *g,
+                                    const void *in, void *data, size_t count, collie_dtype dtype,
+                                    collie_op op, int divisor)
 {
     const int n = g->n;
     const size_t es = collie__dtype_size(dtype);
     unsigned char *buf = data;
     if (n == 1)
-        return collie__average(buf, count, dtype, op, divisor);
-    unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, count * es);
-    if (!tmp)
-        return comm->failed;
+        return collie__rd_allreduce(comm, g, in, data, count, dtype, op, divisor);
+    const unsigned char *src = in; /* buf once this member has combined into it */
     collie_op step_op = op == COLLIE_AVG ? COLLIE_SUM : op;
     const struct collie__fold f = collie__fold_plan(g);
     const int pof2 = f.pof2, vme = f.vme;
-    collie_status st = collie__fold_in(comm, g, &f, buf, tmp, count, dtype, step_op);
+    collie_status st = collie__fold_in(comm, g, &f, &src, buf, count, dtype, step_op);
     int lo = 0, hi = pof2; /* the blocks this member is responsible for */
     for (int d = pof2 / 2; st == COLLIE_OK && vme >= 0 && d >= 1; d /= 2) {
         int partner = collie__fold_member(&f, vme ^ d);
@@ -51,14 +50,10 @@ collie_status collie__rab_allreduce(collie_comm *comm, const struct collie__grou
         int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
         struct span keep = blocks_span(count, keep_lo, keep_hi, pof2);
         struct span give = blocks_span(count, give_lo, give_hi, pof2);
-        st = collie__xfer_sendrecv(comm, g->rank[partner], buf + give.at * es, give.n * es,
-                                   g->rank[partner], tmp, keep.n * es);
-        if (st != COLLIE_OK)
-            break;
-        unsigned char *mine = buf + keep.at * es;
-        const void *srcs[2] = {lower ? mine : tmp, lower ? tmp : mine};
-        collie__reduce(mine, srcs, 2, keep.n, dtype, step_op, 1, 0);
-        lo = keep_lo, hi = keep_hi;
+        st = collie__exchange_reduce(comm, g->rank[partner], src + give.at * es, give.n * es,
+                                     g->rank[partner], buf + keep.at * es, src + keep.at * es,
+                                     keep.n, dtype, step_op, !lower);
+        lo = keep_lo, hi = keep_hi, src = buf;
     }
     if (st == COLLIE_OK && vme >= 0) {
         struct span own = blocks_span(count, lo, hi, pof2);

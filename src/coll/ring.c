@@ -37,27 +37,27 @@ static size_t block_len(const struct blocks *b, int i, int n)
 static int mod(int a, int n) { return ((a % n) + n) % n; }
 
 /*
- * In place on buf: member g->me ends with block me reduced over the group
- * (op; COLLIE_AVG divided by `divisor`).  tmp holds the largest block.
+ * Member g->me ends with block me of in reduced over the group in its buf
+ * (op; COLLIE_AVG divided by `divisor`); in may be buf.
  */
 static collie_status reduce_scatter(collie_comm *comm, const struct collie__group *g,
-                                    unsigned char *buf, unsigned char *tmp, const struct blocks *b,
-                                    collie_dtype dtype, collie_op op, int divisor)
+                                    const unsigned char *in, unsigned char *buf,
+                                    const struct blocks *b, collie_dtype dtype, collie_op op,
+                                    int divisor)
 {
     const int n = g->n, me = g->me;
     const int next = g->rank[mod(me + 1, n)], prev = g->rank[mod(me - 1, n)];
     collie_op step_op = op == COLLIE_AVG ? COLLIE_SUM : op;
     for (int s = 0; s < n - 1; s++) {
-        int out = mod(me - s - 1, n), in = mod(me - s - 2, n);
-        size_t in_len = block_len(b, in, n);
-        collie_status st =
-            collie__xfer_sendrecv(comm, next, buf + block_lo(b, out, n) * b->es,
-                                  block_len(b, out, n) * b->es, prev, tmp, in_len * b->es);
+        /* the block sent was combined in the step before; the first comes from in */
+        int out = mod(me - s - 1, n), got = mod(me - s - 2, n);
+        const unsigned char *from = s ? buf : in;
+        size_t got_at = block_lo(b, got, n) * b->es;
+        collie_status st = collie__exchange_reduce(
+            comm, next, from + block_lo(b, out, n) * b->es, block_len(b, out, n) * b->es, prev,
+            buf + got_at, in + got_at, block_len(b, got, n), dtype, step_op, 0);
         if (st != COLLIE_OK)
             return st;
-        unsigned char *dst = buf + block_lo(b, in, n) * b->es;
-        const void *srcs[2] = {dst, tmp};
-        collie__reduce(dst, srcs, 2, in_len, dtype, step_op, 1, 0);
     }
     return collie__average(buf + block_lo(b, me, n) * b->es, block_len(b, me, n), dtype, op,
                            divisor);
@@ -80,17 +80,14 @@ static collie_status allgather(collie_comm *comm, const struct collie__group *g,
     return COLLIE_OK;
 }
 
-collie_status collie__ring_allreduce(collie_comm *comm, const struct collie__group *g, void *buf,
-                                     size_t count, collie_dtype dtype, collie_op op, int divisor)
+collie_status collie__ring_allreduce(collie_comm *comm, const struct collie__group *g,
+                                     const void *in, void *buf, size_t count, collie_dtype dtype,
+                                     collie_op op, int divisor)
 {
     if (g->n == 1)
-        return collie__average(buf, count, dtype, op, divisor);
+        return collie__rd_allreduce(comm, g, in, buf, count, dtype, op, divisor);
     const struct blocks b = {count, 0, collie__dtype_size(dtype)};
-    unsigned char *tmp =
-        collie__scratch(comm, COLLIE_SCRATCH_TMP, (count / (size_t)g->n + 1) * b.es);
-    if (!tmp)
-        return comm->failed;
-    collie_status st = reduce_scatter(comm, g, buf, tmp, &b, dtype, op, divisor);
+    collie_status st = reduce_scatter(comm, g, in, buf, &b, dtype, op, divisor);
     return st == COLLIE_OK ? allgather(comm, g, buf, &b) : st;
 }
 
@@ -105,12 +102,10 @@ collie_status collie__reduce_ring(collie_comm *comm, const struct collie__op *op
     struct collie__group g = collie__group_all(comm);
     const int n = comm->size, me = comm->rank;
     const struct blocks b = {op->count, 0, op->elem_size};
-    unsigned char *tmp =
-        collie__scratch(comm, COLLIE_SCRATCH_TMP, (op->count / (size_t)n + 1) * b.es);
-    unsigned char *work = tmp ? collie__reduce_work(comm, op) : NULL;
+    unsigned char *work = collie__reduce_work(comm, op);
     if (!work)
         return comm->failed;
-    collie_status st = reduce_scatter(comm, &g, work, tmp, &b, op->dtype, op->op, n);
+    collie_status st = reduce_scatter(comm, &g, work, work, &b, op->dtype, op->op, n);
     if (st != COLLIE_OK)
         return st;
     if (me != op->root)
@@ -128,12 +123,11 @@ collie_status collie__reduce_scatter_ring(collie_comm *comm, const struct collie
     struct collie__group g = collie__group_all(comm);
     const size_t block = op->count * op->elem_size, n = (size_t)comm->size;
     const struct blocks b = {op->count, 1, op->elem_size};
-    unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, block);
     unsigned char *work = collie__scratch(comm, COLLIE_SCRATCH_WORK, block * n);
-    if (!tmp || !work)
+    if (!work)
         return comm->failed;
-    memcpy(work, op->sendbuf, block * n);
-    collie_status st = reduce_scatter(comm, &g, work, tmp, &b, op->dtype, op->op, comm->size);
+    collie_status st =
+        reduce_scatter(comm, &g, op->sendbuf, work, &b, op->dtype, op->op, comm->size);
     if (st == COLLIE_OK)
         memcpy(op->recvbuf, work + (size_t)comm->rank * block, block);
     return st;

@@ -201,6 +201,7 @@ collie_comm *collie__comm_create(int rank, int size)
     comm->timeout_s = collie__config_double(COLLIE_CFG_TIMEOUT);
     comm->cpus = cpus_available();
     comm->nt_min = (size_t)collie__config_int(COLLIE_CFG_NT_MIN);
+    comm->p2p_piece = (size_t)collie__config_int(COLLIE_CFG_P2P_PIECE);
     comm->scratch_srcs = calloc((size_t)size, sizeof *comm->scratch_srcs);
     comm->family = calloc(1, sizeof *comm->family);
     if (!comm->scratch_srcs || !comm->family) {

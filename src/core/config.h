@@ -63,6 +63,10 @@
     X(P2P_BUFFER, SIZE, "256K",                                                                    \
       "bytes of the shared-memory ring of each ordered pair of ranks "                             \
       "for send/recv")                                                                             \
+    X(P2P_PIECE, SIZE, "4M",                                                                       \
+      "bytes per piece of a point-to-point reduction step (ring, recursive "                       \
+      "doubling and halving, across hosts): a received piece is combined while "                   \
+      "the next is on the wire (0: a step moves its whole range at once)")                         \
     X(SPIN_US, INT, "-1",                                                                          \
       "microseconds a waiting rank polls before yielding the CPU (not at all "                     \
       "when the awaited rank shares its CPU); -1: 50 when ranks <= cores "                         \

@@ -82,7 +82,7 @@ collie_status collie__wire_check(collie_comm *comm, const struct collie__xfer *x
     return collie__fail(comm, COLLIE_ERR_MISMATCH,
                         "rank %d expected %zu bytes in stripe %d of a message of %s #%u from "
                         "rank %d, which sent %llu in stripe %u: do all ranks set the same "
-                        "COLLIE_TCP_STREAMS, COLLIE_SHM_SLOT and COLLIE_ALGO?",
+                        "COLLIE_TCP_STREAMS, COLLIE_SHM_SLOT, COLLIE_P2P_PIECE and COLLIE_ALGO?",
                         comm->rank, x->st[k].len, k, mine, d->seq, x->peer,
                         (unsigned long long)h->len, h->stripe);
 }

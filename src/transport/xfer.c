@@ -114,6 +114,22 @@ collie_status collie__xfer_sleep(collie_comm *comm, struct collie__xfer *x, int 
     return wait_some(comm, x, n, until_ns);
 }
 
+collie_status collie__xfer_stalled(collie_comm *comm, const struct collie__xfer *x, int n)
+{
+    const struct collie__xfer *w = NULL;
+    for (int i = 0; i < n && !w; i++)
+        w = x[i].left ? &x[i] : NULL;
+    if (!w)
+        return collie__fail(comm, COLLIE_ERR_TIMEOUT,
+                            "rank %d waited COLLIE_TIMEOUT=%.1f s without progress", comm->rank,
+                            comm->timeout_s);
+    return collie__fail(comm, COLLIE_ERR_TIMEOUT,
+                        "rank %d waited COLLIE_TIMEOUT=%.1f s for rank %d to %s %zu bytes of %s "
+                        "#%u without progress",
+                        comm->rank, comm->timeout_s, w->peer, w->send ? "take" : "send", w->len,
+                        collie__coll_name(w->desc->coll), w->desc->seq);
+}
+
 /* xfer_run's loop; relook_ns > 0: with several transfers pending, a wait looks again this often. */
 static collie_status run(collie_comm *comm, struct collie__xfer *x, int n, uint64_t relook_ns)
 {
@@ -131,16 +147,8 @@ static collie_status run(collie_comm *comm, struct collie__xfer *x, int n, uint6
             stalled_since = 0;
             continue;
         }
-        if (collie__xfer_timed_out(comm, &stalled_since)) {
-            const struct collie__xfer *w = NULL;
-            for (int i = 0; i < n && !w; i++)
-                w = x[i].left ? &x[i] : NULL;
-            return collie__fail(comm, COLLIE_ERR_TIMEOUT,
-                                "rank %d waited COLLIE_TIMEOUT=%.1f s for rank %d to %s %zu bytes "
-                                "of %s #%u without progress",
-                                comm->rank, comm->timeout_s, w->peer, w->send ? "take" : "send",
-                                w->len, collie__coll_name(w->desc->coll), w->desc->seq);
-        }
+        if (collie__xfer_timed_out(comm, &stalled_since))
+            return collie__xfer_stalled(comm, x, n);
         st = wait_some(comm, x, n, relook_ns && left > 1 ? collie__now_ns() + relook_ns : 0);
         if (st != COLLIE_OK)
             return st;

@@ -56,6 +56,12 @@ static inline int collie__xfer_timed_out(const collie_comm *comm, uint64_t *sinc
     return now - *since >= (uint64_t)(comm->timeout_s * 1e9);
 }
 
+/*
+ * Fails comm with TIMEOUT for a driver whose deadline ran out on the n
+ * transfers, naming the first pending one: its peer, bytes and call.
+ */
+collie_status collie__xfer_stalled(collie_comm *comm, const struct collie__xfer *x, int n);
+
 /* One step of most algorithms: send to `to` while receiving from `from`. */
 collie_status collie__xfer_sendrecv(collie_comm *comm, int to, const void *sbuf, size_t slen,
                                     int from, void *rbuf, size_t rlen);

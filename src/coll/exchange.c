@@ -10,8 +10,7 @@
  * COLLIE_P2P_PIECE into two alternating buffers: when piece k has
  * arrived, piece k+1 is posted and pushed once (the kernel carries it on
  * while we compute), then piece k is reduced, still in cache.  The send
- * side runs ahead on its own, a piece per message.  The piece is
- * COLLIE_P2P_PIECE (comm->p2p_piece).
+ * side runs ahead on its own, a piece per message.
  *
  * Both members cut the same range the same way (pieces of the same bytes),
  * so every message matches its receive exactly.  When the sent range is the

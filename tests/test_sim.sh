@@ -42,6 +42,11 @@ check_choices -n 4 --hosts 2 --cores "$cores"
 expect_status 0 "$collie" bench -n 2 --tune "$dir/tuned.machine"
 expect_output "host_latency_us .* from allreduce of 4 bytes"
 expect_output "host_bandwidth_gbs .* from allreduce of 16777216 bytes"
+if "$collie" info | grep -q "cross-memory attach between this host's ranks: on"; then
+    expect_output "host_attach_call_us .* from allreduce of 4 bytes \(direct\)"
+    expect_output "host_attach_gbs .* from allreduce of 4194304 bytes \(direct\)"
+    expect_output "host_attach_memory_gbs .* from allreduce of 16777216 bytes \(direct\)"
+fi
 grep -Eq '^ranks += 2 ' "$dir/tuned.machine" || fail "the description lacks its placement"
 expect_status 0 "$collie" sim allreduce --machine "$dir/tuned.machine" -b 64M -e 64M
 expect_output "^# +ranks += 2 "

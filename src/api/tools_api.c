@@ -47,6 +47,12 @@ const char *collie__tools_algo(const collie_comm *comm, const char *coll, size_t
     return collie__algo_name((int)collie__select_peek(comm, &op)->id);
 }
 
+collie_status collie__tools_force(collie_comm *comm, const char *spec)
+{
+    collie_status st = collie__select_force(comm, spec);
+    return st == COLLIE_OK ? collie__select_check_forced(comm) : st;
+}
+
 int collie__tools_attach(const collie_comm *comm) { return collie__attach_ok(comm); }
 
 int collie__tools_links_measured(const collie_comm *comm)

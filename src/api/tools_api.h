@@ -33,6 +33,14 @@ void collie__tools_print_transports(const collie_comm *comm, FILE *out);
  */
 const char *collie__tools_algo(const collie_comm *comm, const char *coll, size_t bytes);
 
+/*
+ * Forces comm's algorithms as COLLIE_ALGO would ("allreduce:direct"), after
+ * init: every rank of comm alike (`collie bench --tune` measures an
+ * algorithm the model would not choose).  INVALID_ARG or UNSUPPORTED,
+ * naming the cause, where it is unknown or this job cannot run it.
+ */
+collie_status collie__tools_force(collie_comm *comm, const char *spec);
+
 /* Whether comm's ranks on this host copy each other's buffers directly (cross-memory attach). */
 int collie__tools_attach(const collie_comm *comm);
 

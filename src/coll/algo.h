@@ -181,6 +181,9 @@ collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie
  */
 collie_status collie__select_init(collie_comm *comm);
 
+/* Forces comm's choices as COLLIE_ALGO's syntax in spec says (collie__select_init's parser). */
+collie_status collie__select_force(collie_comm *comm, const char *spec);
+
 /*
  * Measures the links between hosts for the cost model (link_probe.c):
  * collective, after the transports opened; sets comm->link_alpha/beta where

@@ -206,7 +206,11 @@ collie_status collie__select_init(collie_comm *comm)
     const char *error = collie__select_rates(&m);
     if (error)
         return collie__fail(comm, COLLIE_ERR_INVALID_ARG, "COLLIE_MACHINE: %s", error);
-    const char *spec = collie__config_string(COLLIE_CFG_ALGO);
+    return collie__select_force(comm, collie__config_string(COLLIE_CFG_ALGO));
+}
+
+collie_status collie__select_force(collie_comm *comm, const char *spec)
+{
     for (const char *p = spec; *p;) {
         size_t len = strcspn(p, ",");
         if (len) {

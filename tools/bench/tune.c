@@ -14,7 +14,11 @@
  *   host_bandwidth_gbs a 16 MiB allreduce of the two (host_cache_gbs stays: solving
  *                      both from two calls proved ill-conditioned on a noisy host);
  *   link_latency_us    a 4-byte allreduce of one rank of host 0 and one of host 1;
- *   link_bandwidth_gbs a 16 MiB allreduce of those two.
+ *   link_bandwidth_gbs a 16 MiB allreduce of those two;
+ *   host_attach_call_us, host_attach_gbs, host_attach_memory_gbs
+ *                      the two ranks of host 0 again, forced to copy each
+ *                      other's buffers (allreduce:direct) where the kernel
+ *                      lets them: 4 bytes, 4 MiB (in cache) and 16 MiB.
  * The placement (ranks, hosts, ranks per host, cores) is the job's.  A rate
  * the job cannot measure (one host: no link) keeps the library's value.
  */
@@ -134,20 +138,33 @@ int bench_tune(const char *path)
                collie_size(comm), hosts, host0_size, host_cores);
     }
     const struct probe sync = {4, iters}, slow_sync = {4, 200}, copy = {TUNE_BYTES, 10},
-                       wire = {TUNE_BYTES, 5};
+                       wire = {TUNE_BYTES, 5}, cached = {4u << 20, 50};
+    /* the pair again, where its ranks may read each other's memory (alike on both) */
+    collie_comm *attach = pair && collie__tools_attach(pair) ? pair : NULL;
     struct {
         collie_comm **sub;
         const char *key;
         int rate;
         const struct probe *p;
+        const char *force; /* the algorithm to measure, where the model would choose another */
     } steps[] = {
-        {&pair, "host_latency_us", 0, &sync},     {&host, "host_switch_us", 0, &sync},
-        {&pair, "host_bandwidth_gbs", 1, &copy},  {&cross, "link_latency_us", 0, &slow_sync},
-        {&cross, "link_bandwidth_gbs", 1, &wire},
+        {&pair, "host_latency_us", 0, &sync, NULL},
+        {&host, "host_switch_us", 0, &sync, NULL},
+        {&pair, "host_bandwidth_gbs", 1, &copy, NULL},
+        {&cross, "link_latency_us", 0, &slow_sync, NULL},
+        {&cross, "link_bandwidth_gbs", 1, &wire, NULL},
+        {&attach, "host_attach_call_us", 0, &sync, "allreduce:direct"},
+        {&attach, "host_attach_gbs", 1, &cached, "allreduce:direct"},
+        {&attach, "host_attach_memory_gbs", 1, &copy, "allreduce:direct"},
     };
     /* Rank 0 is the first rank of host 0: a member of every sub-communicator that exists. */
     for (size_t k = 0; k < sizeof steps / sizeof steps[0] && rc == 0; k++) {
         collie_comm *sub = *steps[k].sub;
+        if (sub && steps[k].force && collie__tools_force(sub, steps[k].force) != COLLIE_OK) {
+            fprintf(stderr, "collie bench --tune: %s\n", collie_last_error(sub));
+            rc = -1;
+            break;
+        }
         double t = measure(sub, steps[k].p, buf, times);
         if (t < 0 || collie_barrier(comm) != COLLIE_OK)
             rc = -1;

@@ -31,7 +31,7 @@ expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=10M COLLIE_NET_LATENCY_US=7 COLLI
 expect_output "$links: 7.0 us, 0.010 GB/s"
 printf '%s\n' "$out" | grep -q "INFO  links:" && fail "measured with both rates set: $out"
 machine=$(mktemp)
-trap 'rm -f "$machine"' EXIT
+trap 'rm -f "$machine" "$machine.tuned"' EXIT
 printf 'link_latency_us = 3\nlink_bandwidth_gbs = 42\n' > "$machine"
 expect_status 0 two_hosts COLLIE_MACHINE="$machine" COLLIE_DEBUG=INFO "$collie" info
 expect_output "$links: 3.0 us, 42.000 GB/s"
@@ -47,6 +47,11 @@ for who in 0 2; do
         expect_output "$links \(measured at init\)"
     fi
 done
+# a communicator split over the same two hosts (--tune's pair across them) takes its parent's figures
+expect_status 0 two_hosts COLLIE_DEBUG=INFO "$collie" bench --tune "$machine.tuned"
+expect_output "INFO  links: as measured before between these hosts: [0-9.]+ us a message, [0-9.]+ GB/s$"
+[ "$(printf '%s\n' "$out" | grep -c "INFO  links: measured between")" = 1 ] || fail "measured twice: $out"
+rm -f "$machine" "$machine.tuned" # netns.sh's trap replaces ours below
 # a collective after the measurement: its messages do not confuse the first call
 expect_status 0 two_hosts "$collie" bench allreduce -b 4 -e 1M -f 64 --iters 3 --warmup 1
 expect_output "^ +1048576 +262144 +float32 +sum .* 0  [a-z]+$"

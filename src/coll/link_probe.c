@@ -19,7 +19,12 @@
  * COLLIE_NET_LATENCY_US, COLLIE_NET_BANDWIDTH (each) and COLLIE_MACHINE win
  * over it; COLLIE_NET_PROBE=0 leaves the defaults.  Rank 0's settings
  * decide for all.
+ *
+ * Every rank keeps what it learnt, by the pair of hosts (comm->hosts.link_key):
+ * a communicator split from this one, whose hosts 0 and 1 are the same two,
+ * takes rank 0's copy instead of measuring again.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +39,38 @@
 #define PROBE_FIRST_BYTES (64u << 10)
 #define PROBE_LAST_BYTES (8u << 20)
 #define PROBE_ENOUGH_NS 2000000ull
+
+/* Links this process learnt, by pair of hosts; the oldest goes when full. */
+#define KNOWN_LINKS 16
+static struct known {
+    uint64_t key;
+    double alpha, beta;
+} known[KNOWN_LINKS];
+static unsigned known_next;
+static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int known_find(uint64_t key, double *alpha, double *beta)
+{
+    int found = 0;
+    pthread_mutex_lock(&known_lock);
+    for (int i = 0; i < KNOWN_LINKS && !found; i++)
+        if (key && known[i].key == key) {
+            *alpha = known[i].alpha, *beta = known[i].beta;
+            found = 1;
+        }
+    pthread_mutex_unlock(&known_lock);
+    return found;
+}
+
+static void known_add(uint64_t key, double alpha, double beta)
+{
+    double a, b;
+    if (!key || known_find(key, &a, &b))
+        return;
+    pthread_mutex_lock(&known_lock);
+    known[known_next++ % KNOWN_LINKS] = (struct known){key, alpha, beta};
+    pthread_mutex_unlock(&known_lock);
+}
 
 /* What the first rank of host 0 found, for everybody. */
 struct verdict {
@@ -131,16 +168,24 @@ static int32_t wanted(void)
            (collie__config_is_set(COLLIE_CFG_NET_BANDWIDTH) ? 0 : 2);
 }
 
-/* Rank 0's wanted() into *want, on every rank. */
-static collie_status agree(collie_comm *comm, int32_t *want)
+/* Rank 0's plan: what its settings want measured, and the link if it knows it already. */
+struct plan {
+    int32_t want, known; /* wanted()'s bits; 1: alpha and beta are known_find()'s */
+    double alpha, beta;
+};
+
+/* Rank 0's plan into *plan, on every rank. */
+static collie_status agree(collie_comm *comm, struct plan *plan)
 {
-    int32_t mine = wanted(), *all = calloc((size_t)comm->size, sizeof *all);
+    struct plan mine = {wanted(), 0, 0, 0}, *all = calloc((size_t)comm->size, sizeof *all);
     if (!all)
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the links' measurement");
+    if (mine.want)
+        mine.known = known_find(comm->hosts.link_key, &mine.alpha, &mine.beta);
     collie_status st = collie__bootstrap_allgather(comm, &mine, all, sizeof mine);
-    *want = all[0];
+    *plan = all[0];
     free(all);
-    if (st == COLLIE_OK && mine != *want)
+    if (st == COLLIE_OK && mine.want != plan->want)
         COLLIE_WARN("links",
                     "this rank's COLLIE_NET_PROBE, COLLIE_NET_LATENCY_US, COLLIE_NET_BANDWIDTH or "
                     "COLLIE_MACHINE differ from rank 0's: rank 0's decide what is measured");
@@ -152,11 +197,21 @@ collie_status collie__select_probe_links(collie_comm *comm)
     comm->link_alpha = comm->link_beta = 0;
     if (comm->nhosts < 2)
         return COLLIE_OK;
-    int32_t want = 0;
-    collie_status agreed = agree(comm, &want);
-    if (agreed != COLLIE_OK || !want)
+    struct plan plan = {0, 0, 0, 0};
+    collie_status agreed = agree(comm, &plan);
+    if (agreed != COLLIE_OK || !plan.want)
         return agreed;
-    int want_alpha = want & 1, want_beta = (want & 2) != 0;
+    int want_alpha = plan.want & 1, want_beta = (plan.want & 2) != 0;
+    if (plan.known) {
+        comm->link_alpha = want_alpha ? plan.alpha : 0;
+        comm->link_beta = want_beta ? plan.beta : 0;
+        if (comm->rank == 0)
+            COLLIE_INFO("links",
+                        "as measured before between these hosts: %.1f us a message, "
+                        "%.3f GB/s",
+                        plan.alpha * 1e6, plan.beta * 1e-9);
+        return COLLIE_OK;
+    }
     int a = leader(comm, 0), b = leader(comm, 1);
     struct verdict mine = {0, 0, COLLIE_OK, 0};
     uint64_t start = collie__now_ns(), rtt = 0;
@@ -190,6 +245,7 @@ collie_status collie__select_probe_links(collie_comm *comm)
                                   "measuring the link between ranks %d and %d failed (see their "
                                   "output)",
                                   a, b);
+    known_add(comm->hosts.link_key, v.alpha, v.beta);
     comm->link_alpha = want_alpha ? v.alpha : 0;
     comm->link_beta = want_beta ? v.beta : 0;
     if (comm->rank == a)

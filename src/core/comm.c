@@ -103,6 +103,18 @@ collie_status collie__fail_from_peer(collie_comm *comm, collie_status status, co
     return status;
 }
 
+/* FNV-1a, 64 bits, over two host ids (each up to its end, then a byte no id has): never 0. */
+static uint64_t link_key(const char *a, const char *b, size_t id_len)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (const char *id = a; id; id = id == a ? b : NULL) {
+        for (size_t i = 0; i < id_len && id[i]; i++)
+            h = (h ^ (unsigned char)id[i]) * 1099511628211ull;
+        h = (h ^ 0xffu) * 1099511628211ull;
+    }
+    return h ? h : 1;
+}
+
 /* Groups ranks by host identity: host order is that of each host's lowest rank. */
 collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, size_t id_len,
                                       int launcher_local_rank, int launcher_local_size,
@@ -137,6 +149,10 @@ collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, si
             host_of[r] = comm->nhosts++;
         start[host_of[r] + 1]++;
     }
+    comm->hosts.link_key = 0;
+    for (size_t r = 1; r < n && !comm->hosts.link_key; r++)
+        if (host_of[r] == 1) /* rank 0 is on host 0; r is host 1's first rank */
+            comm->hosts.link_key = link_key(ids, ids + r * id_len, id_len);
     free(ids);
     comm->hosts.max_local = 0;
     for (int h = 0; h < comm->nhosts; h++) {

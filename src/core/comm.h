@@ -72,6 +72,8 @@ struct collie_comm {
         int max_local; /* most ranks on one host */
         int oversubscribed; /* a host has more ranks than CPUs they may use: alike on all ranks */
         int cores;          /* the fewest CPUs any host's ranks may use: alike on all ranks */
+        uint64_t link_key;  /* hosts 0 and 1 (a hash of their ids; 0 on one host): the link
+                               the cost model measures (link_probe.c) */
     } hosts;
 
     struct collie__bootstrap *boot;

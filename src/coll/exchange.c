@@ -21,19 +21,17 @@
 #include "../transport/xfer.h"
 #include "algo.h"
 
-/* One direction of the step: its range, and where the next piece starts. */
+/* One direction of the step: its length, and where the next piece starts. */
 struct side {
-    unsigned char *buf;
     size_t len, next;
 };
 
-/* Posts on x the piece of s that starts at s->next (into `into` for a receive). */
+/* Posts on x the piece of s that starts at s->next, from or into buf. */
 static void post(collie_comm *comm, struct collie__xfer *x, struct side *s, int peer, int send,
-                 unsigned char *into, size_t piece)
+                 const void *buf, size_t piece)
 {
     size_t n = s->len - s->next < piece ? s->len - s->next : piece;
-    collie__xfer_init(comm, x, &comm->cur, peer, send, send ? s->buf + s->next : into, n,
-                      COLLIE_XFER_COLL);
+    collie__xfer_init(comm, x, &comm->cur, peer, send, buf, n, COLLIE_XFER_COLL);
     s->next += n;
 }
 
@@ -49,7 +47,7 @@ collie_status collie__exchange_reduce(collie_comm *comm, int to, const void *sbu
         collie__scratch(comm, COLLIE_SCRATCH_TMP, rlen <= piece ? rlen : 2 * piece);
     if (!tmp)
         return comm->failed;
-    struct side out = {(unsigned char *)sbuf, slen, 0}, in = {dst, rlen, 0};
+    struct side out = {slen, 0}, in = {rlen, 0};
     struct collie__xfer x[2] = {{.left = 0}, {.left = 0}}; /* the send, the receive; idle: left 0 */
     const unsigned char *d = dst, *sb = sbuf;
     const int aliased = slen && rlen && sb < d + rlen && d < sb + slen; /* then the same range */
@@ -57,7 +55,7 @@ collie_status collie__exchange_reduce(collie_comm *comm, int to, const void *sbu
     uint64_t stalled_since = 0;
     for (;;) {
         if (!x[0].left && out.next < out.len)
-            post(comm, &x[0], &out, to, 1, NULL, piece);
+            post(comm, &x[0], &out, to, 1, sb + out.next, piece);
         /* Piece k+1 goes to the other buffer while piece k waits to be combined. */
         if (!x[1].left && in.next < in.len && in.next - combined < 2 * piece)
             post(comm, &x[1], &in, from, 0, tmp + in.next / piece % 2 * piece, piece);

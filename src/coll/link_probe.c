@@ -49,26 +49,30 @@ static struct known {
 static unsigned known_next;
 static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The entry for key (never 0), or NULL; under known_lock. */
+static struct known *known_at(uint64_t key)
+{
+    for (int i = 0; i < KNOWN_LINKS; i++)
+        if (known[i].key == key)
+            return &known[i];
+    return NULL;
+}
+
 static int known_find(uint64_t key, double *alpha, double *beta)
 {
-    int found = 0;
     pthread_mutex_lock(&known_lock);
-    for (int i = 0; i < KNOWN_LINKS && !found; i++)
-        if (key && known[i].key == key) {
-            *alpha = known[i].alpha, *beta = known[i].beta;
-            found = 1;
-        }
+    const struct known *k = key ? known_at(key) : NULL;
+    if (k)
+        *alpha = k->alpha, *beta = k->beta;
     pthread_mutex_unlock(&known_lock);
-    return found;
+    return k != NULL;
 }
 
 static void known_add(uint64_t key, double alpha, double beta)
 {
-    double a, b;
-    if (!key || known_find(key, &a, &b))
-        return;
     pthread_mutex_lock(&known_lock);
-    known[known_next++ % KNOWN_LINKS] = (struct known){key, alpha, beta};
+    if (key && !known_at(key))
+        known[known_next++ % KNOWN_LINKS] = (struct known){key, alpha, beta};
     pthread_mutex_unlock(&known_lock);
 }
 

@@ -9,12 +9,24 @@ collie=$1 deny=$2 test_coll=$3
 . "$(dirname "$0")/lib.sh"
 export COLLIE_TEST_MAX_COUNT=262144 COLLIE_TIMEOUT=30
 
-# Where the kernel allows it (this machine), the model runs it at 64 KiB-1 MiB on 2 ranks.
+# Where the kernel allows it (this machine), the model runs it at 64 KiB-1 MiB on 2 ranks, and
+# from 16 MiB adaptive, which runs it or twoshot as it measures the CPUs' placement.
 expect_status 0 "$collie" run -n 2 "$collie" info
 expect_output "cross-memory attach between this host's ranks: on"
-expect_output "^  allreduce +oneshot +oneshot +direct +direct "
+expect_output "^  allreduce +oneshot +oneshot +direct +direct +adaptive +adaptive\$"
 expect_status 0 env COLLIE_DEBUG=INFO "$collie" run -n 2 "$test_coll" allreduce
 expect_output "allreduce of [0-9]+ bytes on 2 ranks: direct \(cost model\)"
+# adaptive: local rank 0's verdict is every rank's, even where the ranks' settings
+# would judge the same sync apart (rank 0 far, rank 1 near here).
+sim=$(dirname "$0")/sim
+for first in far near; do
+    [ $first = far ] && second=near || second=far
+    expect_status 0 env COLLIE_DEBUG=TRACE COLLIE_ALGO=allreduce:adaptive "$collie" run -n 2 sh -c \
+        "[ \$COLLIE_RANK = 0 ] && b=$first || b=$second; COLLIE_MACHINE=$sim/adaptive_\$b.machine exec '$test_coll' allreduce"
+    [ $first = far ] && branch=direct || branch=twoshot
+    expect_output "TRACE coll: allreduce: a sync in [0-9]+ ns \(far above [0-9]+\): $branch"
+    printf '%s\n' "$out" | grep "a sync in" | grep -qv ": $branch\$" && fail "rank 0 judged both ways: $out"
+done
 
 # Refused by the kernel, on every rank, or on one rank only: all stage (twoshot where
 # direct ran above), exactly.

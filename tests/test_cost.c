@@ -39,6 +39,8 @@ static struct collie__machine machine(int ranks, int hosts, int per_host, int co
                                     .host_attach_beta = 4e9,
                                     .host_attach_mem_beta = 2e9,
                                     .host_attach_call = 1e-6,
+                                    .host_far_sync = 0.1e-6,
+                                    .host_far_cache_beta = 0.5e9,
                                     .link_alpha = 10e-6,
                                     .link_beta = 1e8,
                                     .links = 1};
@@ -84,6 +86,11 @@ static void hand_computed(void)
     four.attach = 1;
     CHECK(isinf(collie__cost(&four, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_DIRECT, 65536, 1)),
           "direct is offered with more ranks than cores");
+    /* adaptive: publish, 8 probes and the verdict, 10 syncs, then twoshot (its near branch) */
+    expect_us(&attach, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ADAPTIVE, 1000, 10 + 2 + 3 + 1.25,
+              "adaptive");
+    CHECK(isinf(collie__cost(&four, COLLIE_COLL_REDUCE, COLLIE__ALGO_ADAPTIVE, 65536, 1)),
+          "adaptive is offered where direct is not");
 
     struct collie__machine hosts = machine(4, 2, 2, 2);
     /* ring: 2 (n-1) steps of 10 us, 2 (n-1)/n of 1 MB at 0.1 GB/s */
@@ -125,6 +132,33 @@ static void choice(void)
     struct collie__machine two = machine(2, 1, 2, 2);
     CHECK(collie__select_on(&two, COLLIE_COLL_REDUCE, 64)->id != COLLIE__ALGO_TREE,
           "reduce:tree runs only when forced");
+
+    /*
+     * 1 MB on 2 ranks with cross-memory attach of memory at 0.25 GB/s: twoshot
+     * 4258 us, direct 5504, twoshot with the slots at the far rate (0.5 GB/s)
+     * 8008: the placement decides, so adaptive runs.  Direct at 2 GB/s beats
+     * both (2004 us) and runs itself; without attach, twoshot.
+     */
+    two.attach = 1;
+    two.host_attach_mem_beta = 0.25e9;
+    static const enum collie__coll reducing[] = {COLLIE_COLL_ALLREDUCE, COLLIE_COLL_REDUCE};
+    for (int i = 0; i < 2; i++) {
+        enum collie__coll coll = reducing[i];
+        CHECK(collie__select_on(&two, coll, 1000000)->id == COLLIE__ALGO_ADAPTIVE,
+              "%s where the placement decides: %s", collie__coll_name(coll),
+              collie__algo_name((int)collie__select_on(&two, coll, 1000000)->id));
+        two.host_far_cache_beta = 2e9;
+        CHECK(collie__select_on(&two, coll, 1000000)->id == COLLIE__ALGO_TWOSHOT,
+              "twoshot where far CPUs do not slow it");
+        two.host_far_cache_beta = 0.5e9;
+    }
+    two.host_attach_mem_beta = 2e9;
+    CHECK(collie__select_on(&two, COLLIE_COLL_ALLREDUCE, 1000000)->id == COLLIE__ALGO_DIRECT,
+          "direct where it wins in either placement");
+    two.attach = 0;
+    two.host_attach_mem_beta = 0.25e9;
+    CHECK(collie__select_on(&two, COLLIE_COLL_ALLREDUCE, 1000000)->id == COLLIE__ALGO_TWOSHOT,
+          "adaptive without cross-memory attach");
 }
 
 static char *text_of(const struct collie__machine *m)

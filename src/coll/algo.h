@@ -91,6 +91,23 @@ collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, in
  */
 #define COLLIE__DIRECT_PIECE_SLOTS 4
 collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root);
+/*
+ * direct in its two halves, for adaptive.c: publish starts a round and puts
+ * where this rank's buffers lie in its slot (a sync must follow before any
+ * peer reads them), returning the round's parity; copy runs the rest of the
+ * call on the addresses published in that parity, its last sync included.
+ */
+unsigned collie__direct_publish(collie_comm *comm, const struct collie__op *op, int root);
+collie_status collie__direct_copy(collie_comm *comm, const struct collie__op *op, int root,
+                                  unsigned parity);
+/*
+ * twoshot or direct, chosen in the call from how fast the ranks' CPUs hand
+ * each other a cache line (adaptive.c): twoshot where they share a cache,
+ * direct where the host placed them apart (a sync slower than the machine's
+ * host_far_sync_us per peer).
+ */
+#define COLLIE__ADAPTIVE_PROBES 8
+collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op, int root);
 collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__op *op);
 collie_status collie__allgather_staged(collie_comm *comm, const struct collie__op *op);
 collie_status collie__reduce_scatter_staged(collie_comm *comm, const struct collie__op *op);

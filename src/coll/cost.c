@@ -92,6 +92,19 @@ static double direct(machine *m, double s)
 }
 
 /*
+ * Adaptive (adaptive.c): publish and sync, the probing syncs, the verdict's
+ * sync, then twoshot where the CPUs share a cache, as these rates describe
+ * the machine (select.c runs it where the far placement would make direct
+ * the faster).
+ */
+static double adaptive(machine *m, double s)
+{
+    if (direct(m, s) == HUGE_VAL)
+        return HUGE_VAL;
+    return (COLLIE__ADAPTIVE_PROBES + 2) * sync_cost(m) + twoshot(m, s);
+}
+
+/*
  * The root stages, one sync, the others copy out; with two slots the root
  * runs one piece ahead, but not all the way: measured at 2 ranks, 64 MiB
  * takes what 1.5 s of memory traffic takes (docs/SCALE.md).
@@ -250,6 +263,8 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(REDUCE), A(TWOSHOT)): return twoshot(m, s);
     case PAIR(C(ALLREDUCE), A(DIRECT)):
     case PAIR(C(REDUCE), A(DIRECT)): return direct(m, s);
+    case PAIR(C(ALLREDUCE), A(ADAPTIVE)):
+    case PAIR(C(REDUCE), A(ADAPTIVE)): return adaptive(m, s);
     case PAIR(C(ALLREDUCE), A(RING)): return allreduce_ring(m, s);
     case PAIR(C(ALLREDUCE), A(RD)):
     case PAIR(C(REDUCE), A(RD)): return allreduce_rd(m, s);

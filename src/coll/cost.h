@@ -40,6 +40,8 @@ struct collie__machine {
     double host_attach_beta;     /* bytes per second one core copies to or from another rank, */
     double host_attach_mem_beta; /* ... within the cache, and of memory */
     double host_attach_call;     /* seconds of one such copy's system call, beside its bytes */
+    double host_far_sync;        /* a sync slower than this per peer: the CPUs share no cache */
+    double host_far_cache_beta;  /* host_cache_beta while they share none */
     double link_alpha;           /* one message between hosts */
     double link_beta;            /* bytes per second of one link, each way */
     int links;                   /* links per host used at once */

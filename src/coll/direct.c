@@ -79,7 +79,17 @@ static collie_status write_piece(collie_comm *comm, const struct collie__op *op,
     return COLLIE_OK;
 }
 
-collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root)
+unsigned collie__direct_publish(collie_comm *comm, const struct collie__op *op, int root)
+{
+    unsigned parity = collie__win_round(comm);
+    struct published *mine = collie__win_slot(comm, comm->local_rank, parity);
+    mine->input = (uint64_t)(uintptr_t)op->sendbuf;
+    mine->output = root < 0 || root == comm->rank ? (uint64_t)(uintptr_t)op->recvbuf : 0;
+    return parity;
+}
+
+collie_status collie__direct_copy(collie_comm *comm, const struct collie__op *op, int root,
+                                  unsigned parity)
 {
     const int n = comm->local_size, me = comm->local_rank;
     const size_t es = op->elem_size;
@@ -88,18 +98,7 @@ collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int
     size_t piece = COLLIE__DIRECT_PIECE_SLOTS * collie__win_bytes(comm) / (size_t)n / es;
     piece = piece ? piece : 1;
     unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, (size_t)n * piece * es);
-    if (!tmp)
-        return comm->failed;
-
-    /*
-     * The slots of this parity are not written again before every rank has
-     * passed this call's last sync (shm.h): the addresses stay readable.
-     */
-    unsigned parity = collie__win_round(comm);
-    struct published *mine = collie__win_slot(comm, me, parity);
-    mine->input = (uint64_t)(uintptr_t)op->sendbuf;
-    mine->output = receives ? (uint64_t)(uintptr_t)op->recvbuf : 0;
-    collie_status st = collie__win_sync(comm);
+    collie_status st = tmp ? COLLIE_OK : comm->failed;
 
     size_t lo = collie__seg(op->count, me, n), hi = collie__seg(op->count, me + 1, n);
     for (size_t off = lo; st == COLLIE_OK && off < hi; off += piece) {
@@ -113,4 +112,15 @@ collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int
     /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
     collie_status last = collie__win_sync(comm);
     return st != COLLIE_OK ? st : last;
+}
+
+collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root)
+{
+    /*
+     * The slots of this parity are not written again before every rank has
+     * passed this call's last sync (shm.h): the addresses stay readable.
+     */
+    unsigned parity = collie__direct_publish(comm, op, root);
+    collie_status st = collie__win_sync(comm);
+    return st != COLLIE_OK ? st : collie__direct_copy(comm, op, root, parity);
 }

@@ -31,6 +31,15 @@
 #define HOST_ATTACH_BETA_BPS 11e9
 #define HOST_ATTACH_MEM_BETA_BPS 4.7e9
 #define HOST_ATTACH_CALL_S 2e-6
+/*
+ * Where the host runs the vCPUs on cores that share no cache: the staging
+ * slots' rate, fitted to 2 ranks' 16 and 64 MiB twoshot allreduce there
+ * (9.8 and 38.9 ms: both give 6.7 GB/s), and the sync that tells it, per
+ * peer: adaptive.c's fastest sync of 2 ranks took 40-60 ns with the vCPUs
+ * near (cpu2cpu 39-42 ns) and XXX far.
+ */
+#define HOST_FAR_CACHE_BETA_BPS 6.7e9
+#define HOST_FAR_SYNC_S 0.1e-6
 
 enum kind { INT, SIZE, RATE, MICROS };
 
@@ -60,6 +69,9 @@ static const struct key {
       "(cross-memory attach), buffers in cache"),
     K(host_attach_mem_beta, "host_attach_memory_gbs", RATE, "the same, buffers in memory"),
     K(host_attach_call, "host_attach_call_us", MICROS, "one such copy's system call"),
+    K(host_far_sync, "host_far_sync_us", MICROS,
+      "a sync of the host's ranks slower than this per peer: their CPUs share no cache"),
+    K(host_far_cache_beta, "host_far_cache_gbs", RATE, "host_cache_gbs while they share none"),
     K(link_alpha, "link_latency_us", MICROS, "one message between hosts"),
     K(link_beta, "link_bandwidth_gbs", RATE, "GB/s of one link, each way"),
     K(links, "links", INT, "links per host used at once"),
@@ -78,6 +90,8 @@ void collie__machine_default_rates(struct collie__machine *m)
     m->host_attach_beta = HOST_ATTACH_BETA_BPS;
     m->host_attach_mem_beta = HOST_ATTACH_MEM_BETA_BPS;
     m->host_attach_call = HOST_ATTACH_CALL_S;
+    m->host_far_sync = HOST_FAR_SYNC_S;
+    m->host_far_cache_beta = HOST_FAR_CACHE_BETA_BPS;
     m->link_alpha = (double)collie__config_int(COLLIE_CFG_NET_LATENCY_US) * 1e-6;
     m->link_beta = (double)collie__config_int(COLLIE_CFG_NET_BANDWIDTH);
     m->links = 1;

@@ -70,6 +70,12 @@ void collie__select_machine(const collie_comm *comm, struct collie__machine *m)
  * collie__select_check_forced where COLLIE_ALGO forces it and it did not.
  */
 #define ATTACH 2u
+/*
+ * Not compared by cost: run where the model's choice is twoshot but direct
+ * would beat it were the ranks' CPUs to share no cache (adaptive.c decides
+ * in the call which of the two placements it runs in).
+ */
+#define PLACEMENT 4u
 
 static collie_status allreduce_oneshot(collie_comm *c, const struct collie__op *op)
 {
@@ -83,6 +89,10 @@ static collie_status allreduce_direct(collie_comm *c, const struct collie__op *o
 {
     return collie__direct(c, op, -1);
 }
+static collie_status allreduce_adaptive(collie_comm *c, const struct collie__op *op)
+{
+    return collie__adaptive(c, op, -1);
+}
 static collie_status reduce_oneshot(collie_comm *c, const struct collie__op *op)
 {
     return collie__oneshot(c, op, op->root);
@@ -95,6 +105,10 @@ static collie_status reduce_direct(collie_comm *c, const struct collie__op *op)
 {
     return collie__direct(c, op, op->root);
 }
+static collie_status reduce_adaptive(collie_comm *c, const struct collie__op *op)
+{
+    return collie__adaptive(c, op, op->root);
+}
 
 /* The order is only that of `collie info`: what identifies an entry is (coll, id). */
 #define HOST COLLIE_SCOPE_HOST
@@ -104,6 +118,7 @@ static const struct collie__algo algos[] = {
     {A(ONESHOT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_oneshot, 0},
     {A(TWOSHOT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_twoshot, 0},
     {A(DIRECT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_direct, ATTACH},
+    {A(ADAPTIVE), COLLIE_COLL_ALLREDUCE, HOST, allreduce_adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_ring, 0},
     {A(RD), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rd, 0},
     {A(RABENSEIFNER), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rab, 0},
@@ -111,6 +126,7 @@ static const struct collie__algo algos[] = {
     {A(ONESHOT), COLLIE_COLL_REDUCE, HOST, reduce_oneshot, 0},
     {A(TWOSHOT), COLLIE_COLL_REDUCE, HOST, reduce_twoshot, 0},
     {A(DIRECT), COLLIE_COLL_REDUCE, HOST, reduce_direct, ATTACH},
+    {A(ADAPTIVE), COLLIE_COLL_REDUCE, HOST, reduce_adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_REDUCE, ANY, collie__reduce_ring, 0},
     {A(RD), COLLIE_COLL_REDUCE, ANY, collie__reduce_rd, 0},
     {A(TREE), COLLIE_COLL_REDUCE, ANY, collie__reduce_tree, FORCED_ONLY},
@@ -244,6 +260,25 @@ collie_status collie__select_check_forced(collie_comm *comm)
     return COLLIE_OK;
 }
 
+/*
+ * twoshot, the model's choice on the rates of CPUs that share a cache, or
+ * adaptive where direct would beat it on CPUs that share none: the slots at
+ * host_far_cache_beta (a virtual machine's host moves its vCPUs between the
+ * two at any time: docs/PERFORMANCE.md).
+ */
+static const struct collie__algo *placed(const struct collie__machine *m,
+                                         const struct collie__algo *twoshot, size_t bytes)
+{
+    const struct collie__algo *adaptive = entry(twoshot->coll, COLLIE__ALGO_ADAPTIVE);
+    if (!adaptive || !m->attach)
+        return twoshot;
+    struct collie__machine far = *m;
+    far.host_cache_beta = m->host_far_cache_beta;
+    double staged = collie__cost(&far, twoshot->coll, COLLIE__ALGO_TWOSHOT, bytes, 1);
+    double direct = collie__cost(m, twoshot->coll, COLLIE__ALGO_DIRECT, bytes, 1);
+    return direct < staged ? adaptive : twoshot;
+}
+
 const struct collie__algo *collie__select_on(const struct collie__machine *m, int coll,
                                              size_t bytes)
 {
@@ -253,7 +288,8 @@ const struct collie__algo *collie__select_on(const struct collie__machine *m, in
     for (int pass = 0; pass < 2 && !best; pass++, scope = COLLIE_SCOPE_ANY) {
         for (int i = 0; i < N_ALGOS; i++) {
             if ((int)algos[i].coll != coll || algos[i].scope != scope ||
-                (algos[i].flags & FORCED_ONLY) || ((algos[i].flags & ATTACH) && !m->attach))
+                (algos[i].flags & (FORCED_ONLY | PLACEMENT)) ||
+                ((algos[i].flags & ATTACH) && !m->attach))
                 continue;
             double c = collie__cost(m, (enum collie__coll)coll, algos[i].id, bytes, 1);
             if (!best || c < best_cost) {
@@ -262,7 +298,7 @@ const struct collie__algo *collie__select_on(const struct collie__machine *m, in
             }
         }
     }
-    return best;
+    return best && best->id == COLLIE__ALGO_TWOSHOT ? placed(m, best, bytes) : best;
 }
 
 const struct collie__algo *collie__select_named(int coll, const char *name)

@@ -47,7 +47,8 @@ enum collie__coll {
     X(SYNC, "sync", 10)                                                                            \
     X(DISSEMINATION, "dissemination", 11)                                                          \
     X(NEIGHBOR, "neighbor", 12)                                                                    \
-    X(DIRECT, "direct", 13)
+    X(DIRECT, "direct", 13)                                                                        \
+    X(ADAPTIVE, "adaptive", 14)
 
 enum collie__algo_id {
     COLLIE__ALGO_NONE = 0, /* send/recv, and calls that run no algorithm */

@@ -1,0 +1,79 @@
+/*
+ * adaptive.c - allreduce and reduce of large messages where the machine's
+ * placement of CPUs decides the algorithm: the staged window (twoshot.c)
+ * while the ranks' CPUs share a cache, single copies (direct.c) while they
+ * do not, chosen in the call from a measurement made in it.
+ *
+ * A virtual machine's vCPUs may run on cores that share a last-level cache
+ * (a cache line moves between them in about 40 ns) or on cores that do not
+ * (about 165 ns), and the host moves them at any time (docs/PERFORMANCE.md,
+ * the measurement issue).  twoshot hands every byte from core to core
+ * through the slots, and is 3x slower far apart; direct's bytes cross
+ * memory once and do not notice.  Measured at 2 ranks, 16 and 64 MiB:
+ * twoshot 3.2 / 13.0 ms near and 9.8 / 38.9 far, direct 4.2 / 18.1 in both.
+ * Neither is right in both placements, and a cost model on fixed rates
+ * cannot see which one the call runs in.
+ *
+ * So the call measures it.  Every rank publishes its buffers as direct does
+ * and syncs (the descriptors are compared there); then the ranks sync
+ * COLLIE__ADAPTIVE_PROBES more times, local rank 0 timing each.  The fastest
+ * of them is a cache line's trip between the ranks' CPUs plus the sync's own
+ * code: a rank preempted in one of them does not count.  Rank 0 puts its
+ * verdict in its slot of a new round, one more sync, and every rank takes
+ * the branch rank 0 chose, so all run the same one.  About ten syncs, a few
+ * microseconds, against the milliseconds of the sizes the model runs this
+ * at (select.c).
+ */
+#include <stdint.h>
+
+#include "../core/clock.h"
+#include "../core/log.h"
+#include "../transport/shm.h"
+#include "algo.h"
+#include "cost.h"
+
+/* Local rank 0's fastest of the probing syncs, in seconds; every rank syncs alike. */
+static collie_status probe(collie_comm *comm, double *fastest)
+{
+    uint64_t best = UINT64_MAX;
+    for (int k = 0; k < COLLIE__ADAPTIVE_PROBES; k++) {
+        uint64_t t0 = collie__now_ns();
+        collie_status st = collie__win_sync(comm);
+        if (st != COLLIE_OK)
+            return st;
+        uint64_t t = collie__now_ns() - t0;
+        best = t < best ? t : best;
+    }
+    *fastest = (double)best * 1e-9;
+    return COLLIE_OK;
+}
+
+collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op, int root)
+{
+    unsigned parity = collie__direct_publish(comm, op, root);
+    collie_status st = collie__win_sync(comm);
+    double sync_s = 0;
+    if (st == COLLIE_OK)
+        st = probe(comm, &sync_s);
+    if (st != COLLIE_OK)
+        return st;
+
+    /* The verdict in a round of its own: the published addresses stay in `parity`. */
+    unsigned verdict_parity = collie__win_round(comm);
+    if (comm->local_rank == 0) {
+        struct collie__machine m;
+        collie__select_rates(&m);
+        double limit = m.host_far_sync * (comm->local_size - 1); /* a line from each peer */
+        uint32_t far = sync_s > limit;
+        *(uint32_t *)collie__win_slot(comm, 0, verdict_parity) = far;
+        COLLIE_TRACE("coll", "%s: a sync in %.0f ns (far above %.0f): %s",
+                     collie__coll_name(op->desc.coll), sync_s * 1e9, limit * 1e9,
+                     far ? "direct" : "twoshot");
+    }
+    st = collie__win_sync(comm);
+    if (st != COLLIE_OK)
+        return st;
+    if (*(const uint32_t *)collie__win_slot(comm, 0, verdict_parity))
+        return collie__direct_copy(comm, op, root, parity);
+    return collie__twoshot(comm, op, root);
+}

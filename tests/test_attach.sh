@@ -10,7 +10,7 @@ collie=$1 deny=$2 test_coll=$3
 export COLLIE_TEST_MAX_COUNT=262144 COLLIE_TIMEOUT=30
 
 # Where the kernel allows it (this machine), the model runs it at 64 KiB-1 MiB on 2 ranks, and
-# from 16 MiB adaptive, which runs it or twoshot as it measures the CPUs' placement.
+# from 8 MiB adaptive, which runs it or twoshot as it measures the CPUs' placement.
 expect_status 0 "$collie" run -n 2 "$collie" info
 expect_output "cross-memory attach between this host's ranks: on"
 expect_output "^  allreduce +oneshot +oneshot +direct +direct +adaptive +adaptive\$"

@@ -73,8 +73,9 @@ static double twoshot(machine *m, double s)
  * input in, and the reduced slice out to every peer, in pieces of
  * COLLIE__DIRECT_PIECE_SLOTS slots / n, by a system call each, at the
  * attach rate of the cache while the host's buffers (every rank's input and
- * output) fit in it, else of memory; it reads and writes its own slice, and
- * the pieces it copied, in cache.
+ * output) fit in half of it, else of memory (measured: 2 ranks' 8 MiB, 32
+ * MiB of buffers in a 32 MiB cache, copy at memory's rate); it reads and
+ * writes its own slice, and the pieces it copied, in cache.
  * Offered only where ranks fit on cores: measured oversubscribed, it is
  * what this predicts, but twoshot is 2x faster there than the model says
  * (docs/SCALE.md), so comparing the two would choose wrong.
@@ -86,7 +87,7 @@ static double direct(machine *m, double s)
         return HUGE_VAL;
     double calls = 2 * (n - 1) * ceil(s / (COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes));
     double beta =
-        2 * s * n <= (double)m->host_cache_bytes ? m->host_attach_beta : m->host_attach_mem_beta;
+        4 * s * n <= (double)m->host_cache_bytes ? m->host_attach_beta : m->host_attach_mem_beta;
     return 2 * sync_cost(m) + calls * m->host_attach_call + 2 * (n - 1) * slice / beta +
            move(m, 2 * slice, 2 * (n - 1) * slice);
 }

@@ -1,5 +1,6 @@
 #!/bin/bash
-# twoshot, direct and adaptive forced, then Open MPI, round after round, and
+# Algorithms forced (SIDES, default twoshot direct adaptive), then Open MPI,
+# round after round, and
 # the rows split by the machine's state: the CPU-to-CPU handoff each row
 # carries (collie bench's cpu2cpu), near under 80 ns, far over 120.  On a
 # virtual machine whose host moves the vCPUs (docs/PERFORMANCE.md) the same
@@ -8,18 +9,20 @@
 #   placement_ab.sh ROUNDS OUT_DIR [COLLIE] [BENCH_ARGS...]
 # BENCH_ARGS default: allreduce -n 2 -b 1M -e 64M -f 2 --iters 10.
 # Prints per size and state: each side's median time in us (and how many
-# rounds), and MPI's time over each collie side's.
+# rounds), and MPI's time over each collie side's.  E.g. SIDES="staged
+# direct" placement_ab.sh 30 OUT build/collie allgather -n 2 -b 64K -e 64M -f 4.
 set -euo pipefail
 rounds=$1 out=$2 collie=${3:-build/collie}
 shift $(($# < 3 ? $# : 3))
 [ $# -gt 0 ] || set -- allreduce -n 2 -b 1M -e 64M -f 2 --iters 10
-coll=$1
+coll=$1 sides=${SIDES:-twoshot direct adaptive}
+first=${sides%% *}
 mkdir -p "$out"
 for r in $(seq 1 "$rounds"); do
-    for algo in twoshot direct adaptive mpi; do
+    for algo in $sides mpi; do
         if [ $algo = mpi ]; then
-            # collie's side of this job is not kept: direct's above is the same run.
-            env COLLIE_ALGO="$coll:direct" "$collie" bench "$@" --baseline mpi \
+            # collie's side of this job is not kept: the first side's above is the same run.
+            env COLLIE_ALGO="$coll:$first" "$collie" bench "$@" --baseline mpi \
                 --csv "$out/both.$r.csv" >"$out/$algo.$r.txt" 2>&1
             grep -v '^collie,' "$out/both.$r.csv" >"$out/$algo.$r.csv"
             rm "$out/both.$r.csv"
@@ -30,7 +33,7 @@ for r in $(seq 1 "$rounds"); do
     done
 done
 # CSV: backend 1, bytes 6, time_us 11, algo 16, handoff_ns 20.
-awk -F, '
+awk -F, -v sides="$sides" '
     FNR == 1 { next }
     {
         state = $20 < 80 ? "near" : $20 > 120 ? "far" : ""
@@ -41,23 +44,25 @@ awk -F, '
     }
     function med(s,   n, v, i, j, x) {
         n = split(s, v, " ")
+        count = n
         if (!n) return 0
         for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
-        count = n
         return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
     }
     END {
-        printf "%10s %5s %16s %16s %16s %16s %7s %7s %7s\n", "bytes", "state", "twoshot us (n)",
-               "direct us (n)", "adaptive us (n)", "mpi us (n)", "mpi/2s", "mpi/dir", "mpi/ad"
-        for (s in sizes) for (k = 0; k < 2; k++) {
-            st = k ? "far" : "near"
+        k = split(sides " mpi", name, " ")
+        head = sprintf("%10s %5s", "bytes", "state")
+        for (i = 1; i <= k; i++) head = head sprintf(" %16s", name[i] " us (n)")
+        for (i = 1; i < k; i++) head = head sprintf(" %9s", "mpi/" substr(name[i], 1, 5))
+        print head
+        for (s in sizes) for (f = 0; f < 2; f++) {
+            st = f ? "far" : "near"
             line = sprintf("%10d %5s", s, st)
-            split("twoshot direct adaptive mpi", sides, " ")
-            for (i = 1; i <= 4; i++) {
-                count = 0; m[i] = med(t[s, st, sides[i]])
+            for (i = 1; i <= k; i++) {
+                m[i] = med(t[s, st, name[i]])
                 line = line sprintf(" %11.1f (%2d)", m[i], count)
             }
-            for (i = 1; i <= 3; i++) line = line sprintf(" %7.2f", m[i] && m[4] ? m[4] / m[i] : 0)
+            for (i = 1; i < k; i++) line = line sprintf(" %9.2f", m[i] && m[k] ? m[k] / m[i] : 0)
             print line
         }
     }' "$out"/*.csv | sort -k1,1n -k2,2r | tee "$out/summary.txt"

@@ -92,6 +92,25 @@ collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, in
 #define COLLIE__DIRECT_PIECE_SLOTS 4
 collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root);
 /*
+ * The single-copy algorithms' addresses (direct.c): starts a round and puts
+ * where this rank's input and output lie (output NULL: it receives nothing)
+ * in its slot.  A sync must follow before any peer reads them, and every
+ * rank must pass one more before it returns: until then peers may copy
+ * from and into its buffers.  Returns the round's parity.
+ */
+unsigned collie__publish(collie_comm *comm, const void *input, void *output);
+/* Where local rank r's input lies, as it published it in `parity`. */
+uintptr_t collie__published_input(const collie_comm *comm, int r, unsigned parity);
+/*
+ * Elements [off, off + m) of every local rank's input (this rank's own
+ * op->sendbuf, the peers' as published in `parity`) reduced in rank order
+ * into out; tmp holds n-1 pieces of m elements.  out may be this rank's
+ * input at off (in place).
+ */
+collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie__op *op,
+                                          unsigned parity, size_t off, size_t m, unsigned char *tmp,
+                                          unsigned char *out);
+/*
  * direct in its two halves, for adaptive.c: publish starts a round and puts
  * where this rank's buffers lie in its slot (a sync must follow before any
  * peer reads them), returning the round's parity; copy runs the rest of the
@@ -109,6 +128,11 @@ collie_status collie__direct_copy(collie_comm *comm, const struct collie__op *op
 #define COLLIE__ADAPTIVE_PROBES 8
 collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op, int root);
 collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__op *op);
+/* The same in one copy (shm.h's attach): each rank reads from the peers' own buffers. */
+collie_status collie__broadcast_direct(collie_comm *comm, const struct collie__op *op);
+collie_status collie__allgather_direct(collie_comm *comm, const struct collie__op *op);
+collie_status collie__reduce_scatter_direct(collie_comm *comm, const struct collie__op *op);
+collie_status collie__alltoall_direct(collie_comm *comm, const struct collie__op *op);
 collie_status collie__allgather_staged(collie_comm *comm, const struct collie__op *op);
 collie_status collie__reduce_scatter_staged(collie_comm *comm, const struct collie__op *op);
 collie_status collie__alltoall_staged(collie_comm *comm, const struct collie__op *op);

@@ -69,27 +69,76 @@ static double twoshot(machine *m, double s)
 }
 
 /*
+ * Single copies (shm.h's attach) need the kernel's leave, and ranks that fit
+ * on the cores: measured oversubscribed, they are what the model predicts,
+ * but twoshot is 2x faster there than the model says (docs/SCALE.md), so
+ * comparing the two would choose wrong.
+ */
+static int attach_offered(machine *m)
+{
+    return m->attach && m->ranks_per_host <= m->cores && m->ranks_per_host >= 2;
+}
+
+/*
+ * The rate of those copies: of the cache while the host's buffers, all
+ * ranks' inputs and outputs together, fit in half of it; else of memory
+ * (measured: 2 ranks' 8 MiB allreduce, 32 MiB of buffers in a 32 MiB
+ * cache, copies at memory's rate).
+ */
+static double attach_beta(machine *m, double host_bytes)
+{
+    return 2 * host_bytes <= (double)m->host_cache_bytes ? m->host_attach_beta
+                                                         : m->host_attach_mem_beta;
+}
+
+/*
  * Direct (direct.c): two syncs; each rank copies its slice of every peer's
  * input in, and the reduced slice out to every peer, in pieces of
  * COLLIE__DIRECT_PIECE_SLOTS slots / n, by a system call each, at the
- * attach rate of the cache while the host's buffers (every rank's input and
- * output) fit in half of it, else of memory (measured: 2 ranks' 8 MiB, 32
- * MiB of buffers in a 32 MiB cache, copy at memory's rate); it reads and
- * writes its own slice, and the pieces it copied, in cache.
- * Offered only where ranks fit on cores: measured oversubscribed, it is
- * what this predicts, but twoshot is 2x faster there than the model says
- * (docs/SCALE.md), so comparing the two would choose wrong.
+ * attach rate; it reads and writes its own slice, and the pieces it copied,
+ * in cache.
  */
 static double direct(machine *m, double s)
 {
     double n = m->ranks_per_host, slice = s / n;
-    if (!m->attach || m->ranks_per_host > m->cores || n < 2)
+    if (!attach_offered(m))
         return HUGE_VAL;
     double calls = 2 * (n - 1) * ceil(s / (COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes));
-    double beta =
-        4 * s * n <= (double)m->host_cache_bytes ? m->host_attach_beta : m->host_attach_mem_beta;
-    return 2 * sync_cost(m) + calls * m->host_attach_call + 2 * (n - 1) * slice / beta +
+    return 2 * sync_cost(m) + calls * m->host_attach_call +
+           2 * (n - 1) * slice / attach_beta(m, 2 * s * n) +
            move(m, 2 * slice, 2 * (n - 1) * slice);
+}
+
+/*
+ * The other collectives' single copies (broadcast_direct.c, ...): two
+ * syncs; each rank copies what it receives from the peers' buffers, a
+ * system call per peer's block (per piece, for reduce_scatter's reduction),
+ * all ranks at once; allgather and alltoall copy their own block too.
+ */
+static double broadcast_direct(machine *m, double s)
+{
+    if (!attach_offered(m))
+        return HUGE_VAL;
+    return 2 * sync_cost(m) + m->host_attach_call + s / attach_beta(m, m->ranks_per_host * s);
+}
+
+static double gather_direct(machine *m, double s, double host_bytes)
+{
+    double n = m->ranks_per_host;
+    if (!attach_offered(m))
+        return HUGE_VAL;
+    return 2 * sync_cost(m) + (n - 1) * (m->host_attach_call + s / attach_beta(m, host_bytes)) +
+           move(m, 2 * s, 0);
+}
+
+static double reduce_scatter_direct(machine *m, double s)
+{
+    double n = m->ranks_per_host;
+    if (!attach_offered(m))
+        return HUGE_VAL;
+    double piece = COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes / n;
+    return 2 * sync_cost(m) + (n - 1) * ceil(s / piece) * m->host_attach_call +
+           (n - 1) * s / attach_beta(m, n * (n + 1) * s) + move(m, 2 * s, (n - 1) * s);
 }
 
 /*
@@ -275,6 +324,12 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(REDUCE), A(TREE)):
     case PAIR(C(BROADCAST), A(TREE)): return tree(m, s);
     case PAIR(C(BROADCAST), A(STAGED)): return broadcast_staged(m, s);
+    case PAIR(C(BROADCAST), A(DIRECT)): return broadcast_direct(m, s);
+    case PAIR(C(ALLGATHER), A(DIRECT)):
+        return gather_direct(m, s, m->ranks_per_host * (m->ranks_per_host + 1) * s);
+    case PAIR(C(ALLTOALL), A(DIRECT)):
+        return gather_direct(m, s, 2 * m->ranks_per_host * m->ranks_per_host * s);
+    case PAIR(C(REDUCE_SCATTER), A(DIRECT)): return reduce_scatter_direct(m, s);
     case PAIR(C(ALLGATHER), A(STAGED)): return allgather_staged(m, s);
     case PAIR(C(REDUCE_SCATTER), A(STAGED)): return reduce_scatter_staged(m, s);
     case PAIR(C(ALLTOALL), A(STAGED)): return alltoall_staged(m, s);

@@ -37,9 +37,23 @@ static const struct published *published(const collie_comm *comm, int r, unsigne
     return collie__win_slot(comm, r, parity);
 }
 
-/* Elements [off, off + m) of every input, reduced into out (n-1 pieces of scratch in tmp). */
-static collie_status reduce_piece(collie_comm *comm, const struct collie__op *op, unsigned parity,
-                                  size_t off, size_t m, unsigned char *tmp, unsigned char *out)
+unsigned collie__publish(collie_comm *comm, const void *input, void *output)
+{
+    unsigned parity = collie__win_round(comm);
+    struct published *mine = collie__win_slot(comm, comm->local_rank, parity);
+    mine->input = (uint64_t)(uintptr_t)input;
+    mine->output = (uint64_t)(uintptr_t)output;
+    return parity;
+}
+
+uintptr_t collie__published_input(const collie_comm *comm, int r, unsigned parity)
+{
+    return (uintptr_t)published(comm, r, parity)->input;
+}
+
+collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie__op *op,
+                                          unsigned parity, size_t off, size_t m, unsigned char *tmp,
+                                          unsigned char *out)
 {
     const int n = comm->local_size, me = comm->local_rank;
     const size_t es = op->elem_size;
@@ -49,7 +63,7 @@ static collie_status reduce_piece(collie_comm *comm, const struct collie__op *op
             srcs[r] = (const unsigned char *)op->sendbuf + off * es;
             continue;
         }
-        uintptr_t from = (uintptr_t)published(comm, r, parity)->input + off * es;
+        uintptr_t from = collie__published_input(comm, r, parity) + off * es;
         collie_status st = collie__attach_read(comm, r, tmp, from, m * es);
         if (st != COLLIE_OK)
             return st;
@@ -81,11 +95,7 @@ static collie_status write_piece(collie_comm *comm, const struct collie__op *op,
 
 unsigned collie__direct_publish(collie_comm *comm, const struct collie__op *op, int root)
 {
-    unsigned parity = collie__win_round(comm);
-    struct published *mine = collie__win_slot(comm, comm->local_rank, parity);
-    mine->input = (uint64_t)(uintptr_t)op->sendbuf;
-    mine->output = root < 0 || root == comm->rank ? (uint64_t)(uintptr_t)op->recvbuf : 0;
-    return parity;
+    return collie__publish(comm, op->sendbuf, root < 0 || root == comm->rank ? op->recvbuf : NULL);
 }
 
 collie_status collie__direct_copy(collie_comm *comm, const struct collie__op *op, int root,
@@ -105,7 +115,7 @@ collie_status collie__direct_copy(collie_comm *comm, const struct collie__op *op
         size_t m = hi - off < piece ? hi - off : piece;
         unsigned char *out =
             receives ? (unsigned char *)op->recvbuf + off * es : tmp + (size_t)(n - 1) * piece * es;
-        st = reduce_piece(comm, op, parity, off, m, tmp, out);
+        st = collie__direct_reduce_piece(comm, op, parity, off, m, tmp, out);
         if (st == COLLIE_OK)
             st = write_piece(comm, op, parity, off, m, out);
     }

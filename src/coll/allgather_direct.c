@@ -1,0 +1,40 @@
+/*
+ * allgather_direct.c - allgather in one copy: every rank reads each peer's
+ * block straight from the peer's send buffer into its own output
+ * (transport/shm.h's cross-memory attach), instead of staging its block
+ * through its slot for the others to copy out.
+ *
+ * Every rank publishes its block and syncs (the descriptors are compared
+ * there); each copies the n-1 other blocks, one system call each, starting
+ * from the next rank so that no rank's block is read by all at once; a last
+ * sync, and every block may be touched again.  In place (the block already
+ * in the output) the own block stays where it is; no rank writes anything
+ * but its own output, so the reads never race with a write.
+ */
+#include <string.h>
+
+#include "../transport/shm.h"
+#include "algo.h"
+
+/* op->sendbuf is this rank's block (coll.c resolved the in-place forms). */
+collie_status collie__allgather_direct(collie_comm *comm, const struct collie__op *op)
+{
+    const int n = comm->local_size, me = comm->local_rank;
+    const size_t bytes = op->count * op->elem_size;
+    unsigned char *recv = op->recvbuf;
+    unsigned parity = collie__publish(comm, op->sendbuf, NULL);
+    collie_status st = collie__win_sync(comm);
+    for (int k = 1; st == COLLIE_OK && k < n; k++) {
+        int r = (me + k) % n;
+        unsigned char *dst = recv + (size_t)comm->local_to_global[r] * bytes;
+        st = collie__attach_read(comm, r, dst, collie__published_input(comm, r, parity), bytes);
+        if (st == COLLIE_OK)
+            collie__count_sent(comm, COLLIE_LANE_COLL, bytes);
+    }
+    unsigned char *own = recv + (size_t)comm->rank * bytes;
+    if (st == COLLIE_OK && own != (const unsigned char *)op->sendbuf)
+        collie__copy_out(op, own, op->sendbuf, bytes);
+    /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
+    collie_status last = collie__win_sync(comm);
+    return st != COLLIE_OK ? st : last;
+}

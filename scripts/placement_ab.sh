@@ -1,5 +1,6 @@
 #!/bin/bash
-# Algorithms forced (SIDES, default twoshot direct adaptive), then Open MPI,
+# Algorithms forced (SIDES, default twoshot direct adaptive; `model`: the
+# library's own choice), then Open MPI,
 # round after round, and
 # the rows split by the machine's state: the CPU-to-CPU handoff each row
 # carries (collie bench's cpu2cpu), near under 80 ns, far over 120.  On a
@@ -18,27 +19,30 @@ shift $(($# < 3 ? $# : 3))
 coll=$1 sides=${SIDES:-twoshot direct adaptive}
 first=${sides%% *}
 mkdir -p "$out"
+# A side's COLLIE_ALGO: `model` forces nothing (the library's own choice).
+forced() { [ "$1" = model ] || echo "$coll:$1"; }
 for r in $(seq 1 "$rounds"); do
     for algo in $sides mpi; do
         if [ $algo = mpi ]; then
             # collie's side of this job is not kept: the first side's above is the same run.
-            env COLLIE_ALGO="$coll:$first" "$collie" bench "$@" --baseline mpi \
+            env COLLIE_ALGO="$(forced $first)" "$collie" bench "$@" --baseline mpi \
                 --csv "$out/both.$r.csv" >"$out/$algo.$r.txt" 2>&1
             grep -v '^collie,' "$out/both.$r.csv" >"$out/$algo.$r.csv"
             rm "$out/both.$r.csv"
         else
-            env COLLIE_ALGO="$coll:$algo" "$collie" bench "$@" --csv "$out/$algo.$r.csv" \
+            env COLLIE_ALGO="$(forced $algo)" "$collie" bench "$@" --csv "$out/$algo.$r.csv" \
                 >"$out/$algo.$r.txt" 2>&1
         fi || { echo "placement_ab: $algo round $r failed (see $out/$algo.$r.txt)" >&2; exit 1; }
     done
 done
-# CSV: backend 1, bytes 6, time_us 11, algo 16, handoff_ns 20.
+# CSV: backend 1, bytes 6, time_us 11, handoff_ns 20; the side is the file's name.
 awk -F, -v sides="$sides" '
     FNR == 1 { next }
     {
         state = $20 < 80 ? "near" : $20 > 120 ? "far" : ""
         if (state == "") next
-        side = $1 == "mpi" ? "mpi" : $16
+        n = split(FILENAME, path, "/")
+        side = $1 == "mpi" ? "mpi" : substr(path[n], 1, index(path[n], ".") - 1)
         t[$6, state, side] = t[$6, state, side] " " $11
         sizes[$6] = 1
     }

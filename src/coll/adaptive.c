@@ -1,28 +1,27 @@
 /*
- * adaptive.c - allreduce and reduce of large messages where the machine's
- * placement of CPUs decides the algorithm: the staged window (twoshot.c)
- * while the ranks' CPUs share a cache, single copies (direct.c) while they
+ * adaptive.c - large messages on one host where the machine's placement of
+ * CPUs decides the algorithm: the window (twoshot.c, the staged ones) while
+ * the ranks' CPUs share a cache, single copies (the direct ones) while they
  * do not, chosen in the call from a measurement made in it.
  *
  * A virtual machine's vCPUs may run on cores that share a last-level cache
  * (a cache line moves between them in about 40 ns) or on cores that do not
  * (about 165 ns), and the host moves them at any time (docs/PERFORMANCE.md,
- * the measurement issue).  twoshot hands every byte from core to core
- * through the slots, and is 3x slower far apart; direct's bytes cross
- * memory once and do not notice.  Measured at 2 ranks, 16 and 64 MiB:
- * twoshot 3.2 / 13.0 ms near and 9.8 / 38.9 far, direct 4.2 / 18.1 in both.
- * Neither is right in both placements, and a cost model on fixed rates
- * cannot see which one the call runs in.
+ * the measurement issue).  The window hands every byte from core to core
+ * through the slots, and is 3x slower far apart; single copies cross memory
+ * once and do not notice.  Measured at 2 ranks, allreduce of 16 and 64 MiB:
+ * twoshot 3.1 / 13.0 ms near and 9.5 / 37.3 far, direct 4.1 / 17.8 in
+ * both.  Neither is right in both placements, and a cost model on fixed
+ * rates cannot see which one the call runs in.
  *
- * So the call measures it.  Every rank publishes its buffers as direct does
- * and syncs (the descriptors are compared there); then the ranks sync
- * COLLIE__ADAPTIVE_PROBES more times, local rank 0 timing each.  The fastest
- * of them is a cache line's trip between the ranks' CPUs plus the sync's own
- * code: a rank preempted in one of them does not count.  Rank 0 puts its
- * verdict in its slot of a new round, one more sync, and every rank takes
- * the branch rank 0 chose, so all run the same one.  About ten syncs, a few
- * microseconds, against the milliseconds of the sizes the model runs this
- * at (select.c).
+ * So the call measures it.  Every rank syncs once (the descriptors are
+ * compared there), then COLLIE__ADAPTIVE_PROBES more times, local rank 0
+ * timing each.  The fastest of them is a cache line's trip between the
+ * ranks' CPUs plus the sync's own code: a rank preempted in one of them
+ * does not count.  Rank 0 puts its verdict in its slot of a round of its
+ * own, one more sync, and every rank runs the algorithm rank 0 chose, so
+ * all run the same one.  About ten syncs, a few microseconds, against the
+ * milliseconds of the sizes the model runs this at (select.c).
  */
 #include <stdint.h>
 
@@ -48,9 +47,9 @@ static collie_status probe(collie_comm *comm, double *fastest)
     return COLLIE_OK;
 }
 
-collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op, int root)
+collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op, collie__algo_fn near,
+                               collie__algo_fn far)
 {
-    unsigned parity = collie__direct_publish(comm, op, root);
     collie_status st = collie__win_sync(comm);
     double sync_s = 0;
     if (st == COLLIE_OK)
@@ -58,22 +57,19 @@ collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op, i
     if (st != COLLIE_OK)
         return st;
 
-    /* The verdict in a round of its own: the published addresses stay in `parity`. */
-    unsigned verdict_parity = collie__win_round(comm);
+    unsigned parity = collie__win_round(comm);
     if (comm->local_rank == 0) {
         struct collie__machine m;
         collie__select_rates(&m);
         double limit = m.host_far_sync * (comm->local_size - 1); /* a line from each peer */
-        uint32_t far = sync_s > limit;
-        *(uint32_t *)collie__win_slot(comm, 0, verdict_parity) = far;
+        uint32_t verdict = sync_s > limit;
+        *(uint32_t *)collie__win_slot(comm, 0, parity) = verdict;
         COLLIE_TRACE("coll", "%s: a sync in %.0f ns (far above %.0f): %s",
                      collie__coll_name(op->desc.coll), sync_s * 1e9, limit * 1e9,
-                     far ? "direct" : "twoshot");
+                     verdict ? "far" : "near");
     }
     st = collie__win_sync(comm);
     if (st != COLLIE_OK)
         return st;
-    if (*(const uint32_t *)collie__win_slot(comm, 0, verdict_parity))
-        return collie__direct_copy(comm, op, root, parity);
-    return collie__twoshot(comm, op, root);
+    return *(const uint32_t *)collie__win_slot(comm, 0, parity) ? far(comm, op) : near(comm, op);
 }

@@ -111,22 +111,16 @@ collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie
                                           unsigned parity, size_t off, size_t m, unsigned char *tmp,
                                           unsigned char *out);
 /*
- * direct in its two halves, for adaptive.c: publish starts a round and puts
- * where this rank's buffers lie in its slot (a sync must follow before any
- * peer reads them), returning the round's parity; copy runs the rest of the
- * call on the addresses published in that parity, its last sync included.
- */
-unsigned collie__direct_publish(collie_comm *comm, const struct collie__op *op, int root);
-collie_status collie__direct_copy(collie_comm *comm, const struct collie__op *op, int root,
-                                  unsigned parity);
-/*
- * twoshot or direct, chosen in the call from how fast the ranks' CPUs hand
- * each other a cache line (adaptive.c): twoshot where they share a cache,
- * direct where the host placed them apart (a sync slower than the machine's
- * host_far_sync_us per peer).
+ * A window algorithm (`near`: twoshot, staged) or its single copy (`far`:
+ * direct), chosen in the call from how fast the ranks' CPUs hand each other
+ * a cache line (adaptive.c): `near` where they share a cache, `far` where
+ * the host placed them apart (a sync slower than the machine's
+ * host_far_sync_us per peer).  Local rank 0 judges; every rank runs its
+ * verdict.
  */
 #define COLLIE__ADAPTIVE_PROBES 8
-collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op, int root);
+collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op, collie__algo_fn near,
+                               collie__algo_fn far);
 collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__op *op);
 /* The same in one copy (shm.h's attach): each rank reads from the peers' own buffers. */
 collie_status collie__broadcast_direct(collie_comm *comm, const struct collie__op *op);

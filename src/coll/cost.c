@@ -142,16 +142,16 @@ static double reduce_scatter_direct(machine *m, double s)
 }
 
 /*
- * Adaptive (adaptive.c): publish and sync, the probing syncs, the verdict's
- * sync, then twoshot where the CPUs share a cache, as these rates describe
- * the machine (select.c runs it where the far placement would make direct
- * the faster).
+ * Adaptive (adaptive.c): a sync, the probing syncs, the verdict's sync, then
+ * `window` (twoshot, staged: its cost here) where the CPUs share a cache, as
+ * these rates describe the machine; select.c runs it where the far
+ * placement would make direct the faster.
  */
-static double adaptive(machine *m, double s)
+static double adaptive(machine *m, double window)
 {
-    if (direct(m, s) == HUGE_VAL)
+    if (!attach_offered(m))
         return HUGE_VAL;
-    return (COLLIE__ADAPTIVE_PROBES + 2) * sync_cost(m) + twoshot(m, s);
+    return (COLLIE__ADAPTIVE_PROBES + 2) * sync_cost(m) + window;
 }
 
 /*
@@ -314,7 +314,11 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(ALLREDUCE), A(DIRECT)):
     case PAIR(C(REDUCE), A(DIRECT)): return direct(m, s);
     case PAIR(C(ALLREDUCE), A(ADAPTIVE)):
-    case PAIR(C(REDUCE), A(ADAPTIVE)): return adaptive(m, s);
+    case PAIR(C(REDUCE), A(ADAPTIVE)): return adaptive(m, twoshot(m, s));
+    case PAIR(C(BROADCAST), A(ADAPTIVE)): return adaptive(m, broadcast_staged(m, s));
+    case PAIR(C(ALLGATHER), A(ADAPTIVE)): return adaptive(m, allgather_staged(m, s));
+    case PAIR(C(REDUCE_SCATTER), A(ADAPTIVE)): return adaptive(m, reduce_scatter_staged(m, s));
+    case PAIR(C(ALLTOALL), A(ADAPTIVE)): return adaptive(m, alltoall_staged(m, s));
     case PAIR(C(ALLREDUCE), A(RING)): return allreduce_ring(m, s);
     case PAIR(C(ALLREDUCE), A(RD)):
     case PAIR(C(REDUCE), A(RD)): return allreduce_rd(m, s);

@@ -93,13 +93,7 @@ static collie_status write_piece(collie_comm *comm, const struct collie__op *op,
     return COLLIE_OK;
 }
 
-unsigned collie__direct_publish(collie_comm *comm, const struct collie__op *op, int root)
-{
-    return collie__publish(comm, op->sendbuf, root < 0 || root == comm->rank ? op->recvbuf : NULL);
-}
-
-collie_status collie__direct_copy(collie_comm *comm, const struct collie__op *op, int root,
-                                  unsigned parity)
+collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root)
 {
     const int n = comm->local_size, me = comm->local_rank;
     const size_t es = op->elem_size;
@@ -108,7 +102,15 @@ collie_status collie__direct_copy(collie_comm *comm, const struct collie__op *op
     size_t piece = COLLIE__DIRECT_PIECE_SLOTS * collie__win_bytes(comm) / (size_t)n / es;
     piece = piece ? piece : 1;
     unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, (size_t)n * piece * es);
-    collie_status st = tmp ? COLLIE_OK : comm->failed;
+    if (!tmp)
+        return comm->failed;
+
+    /*
+     * The slots of this parity are not written again before every rank has
+     * passed this call's last sync (shm.h): the addresses stay readable.
+     */
+    unsigned parity = collie__publish(comm, op->sendbuf, receives ? op->recvbuf : NULL);
+    collie_status st = collie__win_sync(comm);
 
     size_t lo = collie__seg(op->count, me, n), hi = collie__seg(op->count, me + 1, n);
     for (size_t off = lo; st == COLLIE_OK && off < hi; off += piece) {
@@ -122,15 +124,4 @@ collie_status collie__direct_copy(collie_comm *comm, const struct collie__op *op
     /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
     collie_status last = collie__win_sync(comm);
     return st != COLLIE_OK ? st : last;
-}
-
-collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root)
-{
-    /*
-     * The slots of this parity are not written again before every rank has
-     * passed this call's last sync (shm.h): the addresses stay readable.
-     */
-    unsigned parity = collie__direct_publish(comm, op, root);
-    collie_status st = collie__win_sync(comm);
-    return st != COLLIE_OK ? st : collie__direct_copy(comm, op, root, parity);
 }

@@ -89,10 +89,6 @@ static collie_status allreduce_direct(collie_comm *c, const struct collie__op *o
 {
     return collie__direct(c, op, -1);
 }
-static collie_status allreduce_adaptive(collie_comm *c, const struct collie__op *op)
-{
-    return collie__adaptive(c, op, -1);
-}
 static collie_status reduce_oneshot(collie_comm *c, const struct collie__op *op)
 {
     return collie__oneshot(c, op, op->root);
@@ -105,9 +101,29 @@ static collie_status reduce_direct(collie_comm *c, const struct collie__op *op)
 {
     return collie__direct(c, op, op->root);
 }
+static collie_status allreduce_adaptive(collie_comm *c, const struct collie__op *op)
+{
+    return collie__adaptive(c, op, allreduce_twoshot, allreduce_direct);
+}
 static collie_status reduce_adaptive(collie_comm *c, const struct collie__op *op)
 {
-    return collie__adaptive(c, op, op->root);
+    return collie__adaptive(c, op, reduce_twoshot, reduce_direct);
+}
+static collie_status broadcast_adaptive(collie_comm *c, const struct collie__op *op)
+{
+    return collie__adaptive(c, op, collie__broadcast_staged, collie__broadcast_direct);
+}
+static collie_status allgather_adaptive(collie_comm *c, const struct collie__op *op)
+{
+    return collie__adaptive(c, op, collie__allgather_staged, collie__allgather_direct);
+}
+static collie_status reduce_scatter_adaptive(collie_comm *c, const struct collie__op *op)
+{
+    return collie__adaptive(c, op, collie__reduce_scatter_staged, collie__reduce_scatter_direct);
+}
+static collie_status alltoall_adaptive(collie_comm *c, const struct collie__op *op)
+{
+    return collie__adaptive(c, op, collie__alltoall_staged, collie__alltoall_direct);
 }
 
 /* The order is only that of `collie info`: what identifies an entry is (coll, id). */
@@ -132,15 +148,19 @@ static const struct collie__algo algos[] = {
     {A(TREE), COLLIE_COLL_REDUCE, ANY, collie__reduce_tree, FORCED_ONLY},
     {A(STAGED), COLLIE_COLL_BROADCAST, HOST, collie__broadcast_staged, 0},
     {A(DIRECT), COLLIE_COLL_BROADCAST, HOST, collie__broadcast_direct, ATTACH},
+    {A(ADAPTIVE), COLLIE_COLL_BROADCAST, HOST, broadcast_adaptive, ATTACH | PLACEMENT},
     {A(TREE), COLLIE_COLL_BROADCAST, ANY, collie__broadcast_tree, 0},
     {A(STAGED), COLLIE_COLL_ALLGATHER, HOST, collie__allgather_staged, 0},
     {A(DIRECT), COLLIE_COLL_ALLGATHER, HOST, collie__allgather_direct, ATTACH},
+    {A(ADAPTIVE), COLLIE_COLL_ALLGATHER, HOST, allgather_adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_ALLGATHER, ANY, collie__allgather_ring, 0},
     {A(STAGED), COLLIE_COLL_REDUCE_SCATTER, HOST, collie__reduce_scatter_staged, 0},
     {A(DIRECT), COLLIE_COLL_REDUCE_SCATTER, HOST, collie__reduce_scatter_direct, ATTACH},
+    {A(ADAPTIVE), COLLIE_COLL_REDUCE_SCATTER, HOST, reduce_scatter_adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_REDUCE_SCATTER, ANY, collie__reduce_scatter_ring, 0},
     {A(STAGED), COLLIE_COLL_ALLTOALL, HOST, collie__alltoall_staged, 0},
     {A(DIRECT), COLLIE_COLL_ALLTOALL, HOST, collie__alltoall_direct, ATTACH},
+    {A(ADAPTIVE), COLLIE_COLL_ALLTOALL, HOST, alltoall_adaptive, ATTACH | PLACEMENT},
     {A(PAIRWISE), COLLIE_COLL_ALLTOALL, ANY, collie__alltoall_pairwise, 0},
     {A(SYNC), COLLIE_COLL_BARRIER, HOST, collie__barrier_sync, 0},
     {A(DISSEMINATION), COLLIE_COLL_BARRIER, ANY, collie__barrier_dissemination, 0},
@@ -264,23 +284,34 @@ collie_status collie__select_check_forced(collie_comm *comm)
     return COLLIE_OK;
 }
 
+/* The window algorithm that adaptive runs where the CPUs share a cache. */
+static enum collie__algo_id near_of(enum collie__coll coll)
+{
+    return coll == COLLIE_COLL_ALLREDUCE || coll == COLLIE_COLL_REDUCE ? COLLIE__ALGO_TWOSHOT
+                                                                       : COLLIE__ALGO_STAGED;
+}
+
 /*
- * twoshot, the model's choice on the rates of CPUs that share a cache, or
- * adaptive where direct would beat it on CPUs that share none: the slots at
- * host_far_cache_beta (a virtual machine's host moves its vCPUs between the
- * two at any time: docs/PERFORMANCE.md).
+ * The model's choice `best`, made on the rates of CPUs that share a cache,
+ * or adaptive, which runs it or direct as it finds the placement (a virtual
+ * machine's host moves its vCPUs between the two at any time:
+ * docs/PERFORMANCE.md): where `best` is adaptive's window algorithm, direct
+ * would beat it were the CPUs to share no cache (the slots at
+ * host_far_cache_beta), and adaptive's probe costs less than what `best`
+ * gains on direct where they share one.
  */
 static const struct collie__algo *placed(const struct collie__machine *m,
-                                         const struct collie__algo *twoshot, size_t bytes)
+                                         const struct collie__algo *best, size_t bytes)
 {
-    const struct collie__algo *adaptive = entry(twoshot->coll, COLLIE__ALGO_ADAPTIVE);
-    if (!adaptive || !m->attach)
-        return twoshot;
+    const struct collie__algo *adaptive = entry(best->coll, COLLIE__ALGO_ADAPTIVE);
+    if (!adaptive || !m->attach || best->id != near_of(best->coll))
+        return best;
     struct collie__machine far = *m;
     far.host_cache_beta = m->host_far_cache_beta;
-    double staged = collie__cost(&far, twoshot->coll, COLLIE__ALGO_TWOSHOT, bytes, 1);
-    double direct = collie__cost(m, twoshot->coll, COLLIE__ALGO_DIRECT, bytes, 1);
-    return direct < staged ? adaptive : twoshot;
+    double direct = collie__cost(m, best->coll, COLLIE__ALGO_DIRECT, bytes, 1);
+    double window_far = collie__cost(&far, best->coll, best->id, bytes, 1);
+    double near = collie__cost(m, best->coll, COLLIE__ALGO_ADAPTIVE, bytes, 1);
+    return direct < window_far && near < direct ? adaptive : best;
 }
 
 const struct collie__algo *collie__select_on(const struct collie__machine *m, int coll,
@@ -302,7 +333,7 @@ const struct collie__algo *collie__select_on(const struct collie__machine *m, in
             }
         }
     }
-    return best && best->id == COLLIE__ALGO_TWOSHOT ? placed(m, best, bytes) : best;
+    return best ? placed(m, best, bytes) : NULL;
 }
 
 const struct collie__algo *collie__select_named(int coll, const char *name)

@@ -99,8 +99,9 @@ collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int
  * from and into its buffers.  Returns the round's parity.
  */
 unsigned collie__publish(collie_comm *comm, const void *input, void *output);
-/* Where local rank r's input lies, as it published it in `parity`. */
+/* Where local rank r's input and output lie, as it published them in `parity`. */
 uintptr_t collie__published_input(const collie_comm *comm, int r, unsigned parity);
+uintptr_t collie__published_output(const collie_comm *comm, int r, unsigned parity);
 /*
  * Elements [off, off + m) of every local rank's input (this rank's own
  * op->sendbuf, the peers' as published in `parity`) reduced in rank order

@@ -1,29 +1,42 @@
 /*
- * broadcast_direct.c - broadcast in one copy: every other rank reads the
- * root's buffer where the user keeps it (transport/shm.h's cross-memory
- * attach), all at once, instead of the root staging it through its slot
- * and each rank copying it out.
+ * broadcast_direct.c - broadcast in one copy: the ranks copy between their
+ * own buffers where the user keeps them (transport/shm.h's cross-memory
+ * attach) instead of the root staging the message through its slot and
+ * each rank copying it out.
  *
- * The root publishes its buffer and every rank syncs (the descriptors are
- * compared there, before anybody touches a peer); each receiver copies the
- * whole message in one system call; a last sync, and the root may touch
- * its buffer again.  Two syncs a call where the window takes one per slot.
+ * Every rank publishes its buffer and syncs (the descriptors are compared
+ * there, before anybody touches a peer).  A receiver alone would leave the
+ * root idle, so the two share the copy: each receiver reads the first n-1
+ * parts of the message out of the root's buffer, and the root writes the
+ * last part into every receiver's, each a system call, all at once.  Every
+ * one then copies (n-1)/n of the message: at 2 ranks half of it each,
+ * where Open MPI's single copy has the receiver copy it all.  A last sync,
+ * and every buffer may be touched again.
  */
 #include "../transport/shm.h"
 #include "algo.h"
 
 collie_status collie__broadcast_direct(collie_comm *comm, const struct collie__op *op)
 {
-    const int root = collie__local_index(comm, op->root);
-    const size_t bytes = op->count * op->elem_size;
-    unsigned parity = collie__publish(comm, op->recvbuf, NULL);
+    const int n = comm->local_size, root = collie__local_index(comm, op->root);
+    const size_t es = op->elem_size, bytes = op->count * es;
+    const size_t pulled = collie__seg(op->count, n - 1, n) * es; /* the root pushes the rest */
+    const int is_root = comm->rank == op->root;
+    unsigned char *buf = op->recvbuf;
+    unsigned parity = collie__publish(comm, buf, is_root ? NULL : buf);
     collie_status st = collie__win_sync(comm);
-    if (st == COLLIE_OK && comm->rank != op->root) {
-        uintptr_t from = collie__published_input(comm, root, parity);
-        st = collie__attach_read(comm, root, op->recvbuf, from, bytes);
-        if (st == COLLIE_OK)
-            collie__count_sent(comm, COLLIE_LANE_COLL, bytes);
+    if (st == COLLIE_OK && !is_root) {
+        st = collie__attach_read(comm, root, buf, collie__published_input(comm, root, parity),
+                                 pulled);
+    } else if (st == COLLIE_OK && bytes > pulled) {
+        for (int k = 1; st == COLLIE_OK && k < n; k++) {
+            int r = (root + k) % n;
+            st = collie__attach_write(comm, r, collie__published_output(comm, r, parity) + pulled,
+                                      buf + pulled, bytes - pulled);
+        }
     }
+    if (st == COLLIE_OK)
+        collie__count_sent(comm, COLLIE_LANE_COLL, is_root ? (n - 1) * (bytes - pulled) : pulled);
     /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
     collie_status last = collie__win_sync(comm);
     return st != COLLIE_OK ? st : last;

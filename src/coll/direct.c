@@ -51,6 +51,11 @@ uintptr_t collie__published_input(const collie_comm *comm, int r, unsigned parit
     return (uintptr_t)published(comm, r, parity)->input;
 }
 
+uintptr_t collie__published_output(const collie_comm *comm, int r, unsigned parity)
+{
+    return (uintptr_t)published(comm, r, parity)->output;
+}
+
 collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie__op *op,
                                           unsigned parity, size_t off, size_t m, unsigned char *tmp,
                                           unsigned char *out)

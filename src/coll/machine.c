@@ -24,13 +24,16 @@
 #define HOST_CACHE_BETA_BPS 60e9 /* fitted to 2 ranks' 64 MiB allgather and alltoall */
 /*
  * Cross-memory attach between two ranks: a process_vm_readv loop over 256 KiB
- * to 4 MiB in cache, and of 64 KiB for the call's own cost; of memory,
- * fitted to 2 ranks' 64 MiB direct allreduce (docs/PERFORMANCE.md).
+ * to 4 MiB in cache; of memory, fitted to 2 ranks' 64 MiB direct allreduce
+ * (docs/PERFORMANCE.md); the call's own cost as `collie bench --tune`
+ * measured it in both states (1.12-1.75 us; a 64 KiB loop gave 2, which
+ * kept the single copies of the other collectives off 64 KiB, where they
+ * measured 1.2-1.3x faster than the window: docs/SCALE.md).
  */
 #define HOST_CACHE_BYTES (32u << 20)
 #define HOST_ATTACH_BETA_BPS 11e9
 #define HOST_ATTACH_MEM_BETA_BPS 4.7e9
-#define HOST_ATTACH_CALL_S 2e-6
+#define HOST_ATTACH_CALL_S 1.4e-6
 /*
  * Where the host runs the vCPUs on cores that share no cache: the staging
  * slots' rate, fitted to 2 ranks' 16 and 64 MiB twoshot allreduce there

@@ -23,15 +23,16 @@
 #define HOST_BETA_BPS 14.5e9
 #define HOST_CACHE_BETA_BPS 60e9 /* fitted to 2 ranks' 64 MiB allgather and alltoall */
 /*
- * Cross-memory attach between two ranks: a process_vm_readv loop over 256 KiB
- * to 4 MiB in cache; of memory, fitted to 2 ranks' 64 MiB direct allreduce
- * (docs/PERFORMANCE.md); the call's own cost as `collie bench --tune`
- * measured it in both states (1.12-1.75 us; a 64 KiB loop gave 2, which
- * kept the single copies of the other collectives off 64 KiB, where they
- * measured 1.2-1.3x faster than the window: docs/SCALE.md).
+ * Cross-memory attach between two ranks: of memory, fitted to 2 ranks' 64
+ * MiB direct allreduce (docs/PERFORMANCE.md); in cache, and the call's own
+ * cost, as `collie bench --tune` measured them (18.8-20.4 GB/s in the fast
+ * state, 1.12-1.75 us in both: docs/SCALE.md).  A process_vm_readv loop
+ * gave 11 GB/s and 2 us, which kept the single copies of the other
+ * collectives off 32-64 KiB blocks, where they measured 1.2-4x faster than
+ * the window.
  */
 #define HOST_CACHE_BYTES (32u << 20)
-#define HOST_ATTACH_BETA_BPS 11e9
+#define HOST_ATTACH_BETA_BPS 19e9
 #define HOST_ATTACH_MEM_BETA_BPS 4.7e9
 #define HOST_ATTACH_CALL_S 1.4e-6
 /*

@@ -71,9 +71,9 @@ void collie__select_machine(const collie_comm *comm, struct collie__machine *m)
  */
 #define ATTACH 2u
 /*
- * Not compared by cost: run where the model's choice is twoshot but direct
- * would beat it were the ranks' CPUs to share no cache (adaptive.c decides
- * in the call which of the two placements it runs in).
+ * Not compared by cost: run where the model's choice is a window algorithm
+ * that direct would beat were the ranks' CPUs to share no cache (placed()
+ * below; adaptive.c finds in the call which placement it runs in).
  */
 #define PLACEMENT 4u
 

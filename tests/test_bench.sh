@@ -142,6 +142,22 @@ expect_output "bad value 'float128' for --dtype"
 expect_status 2 env COLLIE_RANK=0 COLLIE_SIZE=1 "$collie" bench -n 2
 expect_output "drop -n"
 
+# A sweep stopped midway keeps what it measured: SIGTERM to the driver reaches the
+# job, and the table and the CSV hold the sizes done before it (8 B .. 1 GiB: 28).
+"$collie" bench -n 2 -b 8 -e 1G --iters 10 --min-time 0.2 --csv "$dir/stopped.csv" \
+    >"$dir/stopped.out" 2>"$dir/stopped.err" &
+pid=$!
+sleep 3
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc = 143 ] || fail "a stopped sweep should exit 143 (SIGTERM), got $rc: $(cat "$dir/stopped.err")"
+grep -qE "stopped by a signal; the table holds the [0-9]+ row" "$dir/stopped.err" ||
+    fail "no word of the stop: $(cat "$dir/stopped.err")"
+kept=$(grep -cE '^ +[0-9]+ ' "$dir/stopped.out")
+[ "$kept" -ge 1 ] && [ "$kept" -lt 28 ] || fail "kept $kept rows: $(cat "$dir/stopped.out")"
+[ "$(tail -n +2 "$dir/stopped.csv" | wc -l)" = "$kept" ] || fail "CSV and table differ"
+
 # side by side with MPI
 if [ -x "$(dirname "$collie")/collie-bench-mpi" ] && command -v mpirun >/dev/null; then
     expect_status 0 "$collie" bench all -n 2 -b 64 -e 4K -f 8 "${quick[@]}" --baseline mpi --rounds 2 --csv "$dir/b.csv"

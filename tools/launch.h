@@ -13,7 +13,15 @@ int tools_self_path(char *buf, size_t len);
 /* The path of executable `name` in the directory of the running one; 0, or -1. */
 int tools_sibling_path(const char *name, char *buf, size_t len);
 
-/* Runs argv (argv[0] looked up in PATH) and waits; 0 if it exited with status 0. */
+/*
+ * Runs argv (argv[0] looked up in PATH) and waits; 0 if it exited with
+ * status 0.  A SIGINT, SIGTERM or SIGHUP this process gets meanwhile goes
+ * to the job (`collie run` stops its ranks), and this process goes on once
+ * the job has ended: tools_interrupted() then says which signal came.
+ */
 int tools_run_job(char **argv);
+
+/* The signal a job was stopped by through tools_run_job, or 0. */
+int tools_interrupted(void);
 
 #endif

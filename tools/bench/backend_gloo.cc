@@ -317,9 +317,8 @@ int main(int argc, char **argv)
         return 1;
     }
     struct bench_rows rows = {};
-    int rc = bench_sweep(&b, &o, o.round, &rows) ? 1 : 0;
-    if (rc == 0 && b.rank == 0 && o.raw)
-        rc = bench_rows_write_raw(&rows, o.raw) ? 1 : 0;
+    rows.raw = b.rank == 0 ? o.raw : NULL;
+    int rc = bench_sweep(&b, &o, o.round, &rows) || rows.raw_failed ? 1 : 0;
     free(rows.row);
     ctx.reset();
     return rc;

@@ -255,10 +255,8 @@ int main(int argc, char **argv)
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
     MPI_Comm_size(local, &b.local_size);
     MPI_Comm_free(&local);
-    struct bench_rows rows = {0};
-    int rc = bench_sweep(&b, &o, o.round, &rows) ? 1 : 0;
-    if (rc == 0 && b.rank == 0 && o.raw)
-        rc = bench_rows_write_raw(&rows, o.raw) ? 1 : 0;
+    struct bench_rows rows = {.raw = b.rank == 0 ? o.raw : NULL};
+    int rc = bench_sweep(&b, &o, o.round, &rows) || rows.raw_failed ? 1 : 0;
     free(rows.row);
     MPI_Finalize();
     return rc;

@@ -263,7 +263,6 @@ def main(argv=None):
     o = parse(sys.argv[1:] if argv is None else argv)
     dist.init_process_group("gloo")  # env://: collie run sets torchrun's variables
     job = Job(o)
-    rows = []
     for name in o.colls or ["allreduce"]:
         if name not in COLLS:
             raise SystemExit("backend_torch.py: %s is not measured with torch.distributed" % name)
@@ -274,10 +273,10 @@ def main(argv=None):
             continue
         c = COLLS.index(name)
         for nbytes in sizes_for(o, c, job.size):
-            rows.append(job.size_row(c, nbytes))
-    if job.rank == 0 and o.raw:
-        with open(o.raw, "a") as f:
-            f.writelines(rows)
+            row = job.size_row(c, nbytes)
+            if job.rank == 0 and o.raw:  # as measured: a sweep stopped midway keeps its rows
+                with open(o.raw, "a") as f:
+                    f.write(row)
     dist.destroy_process_group()
 
 

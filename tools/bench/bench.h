@@ -136,6 +136,13 @@ struct bench_row {
 struct bench_rows {
     struct bench_row *row;
     size_t n, cap;
+    /*
+     * A measuring job's rank 0: the driver's raw file, where each row is
+     * appended as it is added, so that a sweep stopped midway (a signal, a
+     * job that failed) keeps what it measured.  raw_failed: an append failed.
+     */
+    const char *raw;
+    int raw_failed;
 };
 
 /* pingpong: the rank this one exchanges with (0-1, 2-3, ...), or -1 for an odd one out. */
@@ -257,8 +264,9 @@ double bench_neighbor_expected(const struct bench_neighbor *nb, const struct ben
 int bench_neighbor_blocks(const struct bench_neighbor *nb, int rank);
 void bench_neighbor_free(struct bench_neighbor *nb);
 
-/* Raw rows for the driver: one tab-separated line per row. */
-int bench_rows_write_raw(const struct bench_rows *rows, const char *path);
+/* Raw rows for the driver: one tab-separated line per row, appended to path; 0, or -1. */
+int bench_rows_append_raw(const struct bench_row *r, const char *path);
+/* Every row of path into rows; 0, or -1 if it cannot be opened. */
 int bench_rows_read_raw(struct bench_rows *rows, const char *path);
 
 #ifdef __cplusplus

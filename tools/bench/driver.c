@@ -52,19 +52,15 @@ static int rank_main(const struct bench_opts *o)
     struct bench_backend b;
     if (bench_backend_collie(&b, o))
         return 1;
-    struct bench_rows rows = {0};
+    struct bench_rows rows = {.raw = b.rank == 0 ? o->raw : NULL};
     struct bench_stream stream, *sp = NULL;
     if (o->stream && !o->raw && b.rank == 0) { /* measured by rank 0 while the others wait */
         bench_stream_measure(&stream);
         sp = &stream;
     }
-    int rc = bench_sweep(&b, o, o->round, &rows) ? 1 : 0;
-    if (rc == 0 && b.rank == 0) {
-        if (o->raw)
-            rc = bench_rows_write_raw(&rows, o->raw) ? 1 : 0;
-        else
-            report(o, &rows, sp);
-    }
+    int rc = bench_sweep(&b, o, o->round, &rows) || rows.raw_failed ? 1 : 0;
+    if (rc == 0 && b.rank == 0 && !o->raw)
+        report(o, &rows, sp);
     bench_backend_collie_close(&b);
     free(rows.row);
     return rc;
@@ -343,14 +339,20 @@ static int driver_main(const struct bench_opts *o)
         for (int k = 0; k < o->nbaselines && rc == 0; k++)
             rc = run_baseline(o->baselines[k], o, &prog, args);
     }
+    /* What was measured, also where a job failed or a signal stopped the sweep. */
     struct bench_rows rows = {0};
-    if (rc == 0 && !o->tune && bench_rows_read_raw(&rows, raw) == 0)
+    if (!o->tune && bench_rows_read_raw(&rows, raw) == 0 && (rc == 0 || rows.n)) {
+        if (rc)
+            fprintf(stderr,
+                    "collie bench: %s; the table holds the %zu row(s) measured before that\n",
+                    tools_interrupted() ? "stopped by a signal" : "a job failed", rows.n);
         report(o, &rows, sp);
+    }
     unlink(raw);
     if (has_store)
         remove_tree(store);
     free(rows.row);
-    return rc ? 1 : 0;
+    return tools_interrupted() ? 128 + tools_interrupted() : rc ? 1 : 0;
 }
 
 int collie_tool_bench(int argc, char **argv)

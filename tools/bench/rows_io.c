@@ -7,20 +7,17 @@
 #define FORMAT                                                                                     \
     "%7s\t%d\t%d\t%d\t%d\t%zu\t%zu\t%d\t%d\t%d\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lld\t%23[^\n]\n"
 
-int bench_rows_write_raw(const struct bench_rows *rows, const char *path)
+int bench_rows_append_raw(const struct bench_row *r, const char *path)
 {
     FILE *f = fopen(path, "a");
     if (!f)
         return -1;
-    for (size_t i = 0; i < rows->n; i++) {
-        const struct bench_row *r = &rows->row[i];
-        fprintf(f,
-                "%s\t%d\t%d\t%d\t%d\t%zu\t%zu\t%d\t%d\t%d\t%.6f\t%.6f\t%.6f\t%.6f\t%.6f\t%.3f\t%"
-                "lld\t%s\n",
-                r->backend, r->coll, r->round, r->ranks, r->local_size, r->bytes, r->count,
-                (int)r->dtype, (int)r->op, r->inplace, r->mean_us, r->median_us, r->comm_us,
-                r->comp_us, r->comm_cpu_us, r->handoff_ns, r->wrong, r->algo);
-    }
+    fprintf(f,
+            "%s\t%d\t%d\t%d\t%d\t%zu\t%zu\t%d\t%d\t%d\t%.6f\t%.6f\t%.6f\t%.6f\t%.6f\t%.3f\t%"
+            "lld\t%s\n",
+            r->backend, r->coll, r->round, r->ranks, r->local_size, r->bytes, r->count,
+            (int)r->dtype, (int)r->op, r->inplace, r->mean_us, r->median_us, r->comm_us, r->comp_us,
+            r->comm_cpu_us, r->handoff_ns, r->wrong, r->algo);
     return fclose(f) ? -1 : 0;
 }
 

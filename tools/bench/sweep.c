@@ -465,4 +465,6 @@ void bench_rows_add(struct bench_rows *rows, const struct bench_row *r)
         rows->row = realloc(rows->row, rows->cap * sizeof *rows->row);
     }
     rows->row[rows->n++] = *r;
+    if (rows->raw && bench_rows_append_raw(r, rows->raw))
+        rows->raw_failed = 1;
 }

@@ -12,6 +12,10 @@
  * mismatch-KIND   rank 1 calls something else (KIND: coll, count, dtype, op, root):
  *                 every rank gets MISMATCH naming both calls
  * sigkill         rank 1 is SIGKILLed between collectives: the others get PEER_LOST
+ * sigkill-mid     rank 1 is SIGKILLed 1 ms into its fourth of a loop of large collectives
+ *                 (COLLIE_TEST_COLL: allgather, alltoall, broadcast or allreduce; with
+ *                 COLLIE_ALGO forcing direct, most often while a peer copies from or
+ *                 into its buffers): the others get PEER_LOST, within seconds
  * counters        collie_get_counters counts completed calls and the bytes handed to
  *                 peers, exactly (oneshot allreduce: the input; send: header + payload)
  * long-call       one allreduce that takes longer than COLLIE_TIMEOUT in all, while
@@ -25,6 +29,7 @@
  *                 an allreduce on it: those get the split's cause, not only "left"
  * Every failure must then be sticky: the next call returns it without waiting.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -264,6 +269,46 @@ static void sigkill(void)
     expect_sticky(COLLIE_ERR_PEER_LOST);
 }
 
+static void *kill_soon(void *arg)
+{
+    (void)arg;
+    usleep(1000);
+    raise(SIGKILL);
+    return NULL;
+}
+
+static void sigkill_mid(void)
+{
+    const char *coll = getenv("COLLIE_TEST_COLL");
+    coll = coll ? coll : "allgather";
+    const size_t count = 4u << 20; /* 16 MiB of float32 a block */
+    float *in = calloc(count * (size_t)size, sizeof *in);
+    float *out = calloc(count * (size_t)size, sizeof *out);
+    CHECK(in && out, "out of memory");
+    pthread_t killer;
+    collie_status st = COLLIE_OK;
+    double t0 = test_seconds();
+    int calls = 0;
+    for (; st == COLLIE_OK && test_seconds() - t0 < 30; calls++) {
+        /* after 3 calls: the pages are touched, the calls spend their time copying */
+        if (rank == 1 && calls == 3)
+            CHECK(pthread_create(&killer, NULL, kill_soon, NULL) == 0, "cannot start a thread");
+        if (!strcmp(coll, "allgather"))
+            st = collie_allgather(comm, in, out, count, COLLIE_FLOAT32);
+        else if (!strcmp(coll, "alltoall"))
+            st = collie_alltoall(comm, in, out, count, COLLIE_FLOAT32);
+        else if (!strcmp(coll, "broadcast"))
+            st = collie_broadcast(comm, out, count * (size_t)size, COLLIE_FLOAT32, 0);
+        else
+            st = collie_allreduce(comm, in, out, count * (size_t)size, COLLIE_FLOAT32, COLLIE_SUM);
+    }
+    expect(st, COLLIE_ERR_PEER_LOST, "rank 1", "large collectives while rank 1 is killed");
+    CHECK(test_seconds() - t0 < 10, "took %.1f s (%d calls) to notice", test_seconds() - t0, calls);
+    expect_sticky(COLLIE_ERR_PEER_LOST);
+    free(in);
+    free(out);
+}
+
 static void split_leave(void)
 {
     collie_comm *half = NULL;
@@ -429,6 +474,8 @@ int main(int argc, char **argv)
         p2p(0);
     else if (!strcmp(s, "sigkill"))
         sigkill();
+    else if (!strcmp(s, "sigkill-mid"))
+        sigkill_mid();
     else if (!strcmp(s, "split-leave"))
         split_leave();
     else if (!strcmp(s, "long-call"))

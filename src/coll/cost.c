@@ -311,7 +311,7 @@ static double neighbor(machine *m, double s, int degree)
 double collie__cost(const struct collie__machine *m, enum collie__coll coll,
                     enum collie__algo_id algo, size_t bytes, int degree)
 {
-    double s = (double)bytes;
+    double s = (double)bytes, L = m->ranks_per_host; /* in double: L * L overflows an int */
 #define PAIR(c, a) ((int)(c)*256 + (int)(a))
 #define C(name) COLLIE_COLL_##name
 #define A(name) COLLIE__ALGO_##name
@@ -338,10 +338,8 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(BROADCAST), A(TREE)): return tree(m, s);
     case PAIR(C(BROADCAST), A(STAGED)): return broadcast_staged(m, s);
     case PAIR(C(BROADCAST), A(DIRECT)): return broadcast_direct(m, s);
-    case PAIR(C(ALLGATHER), A(DIRECT)):
-        return gather_direct(m, s, m->ranks_per_host * (m->ranks_per_host + 1) * s);
-    case PAIR(C(ALLTOALL), A(DIRECT)):
-        return gather_direct(m, s, 2 * m->ranks_per_host * m->ranks_per_host * s);
+    case PAIR(C(ALLGATHER), A(DIRECT)): return gather_direct(m, s, L * (L + 1) * s);
+    case PAIR(C(ALLTOALL), A(DIRECT)): return gather_direct(m, s, 2 * L * L * s);
     case PAIR(C(REDUCE_SCATTER), A(DIRECT)): return reduce_scatter_direct(m, s);
     case PAIR(C(ALLGATHER), A(STAGED)): return allgather_staged(m, s);
     case PAIR(C(REDUCE_SCATTER), A(STAGED)): return reduce_scatter_staged(m, s);

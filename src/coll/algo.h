@@ -112,6 +112,13 @@ collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie
                                           unsigned parity, size_t off, size_t m, unsigned char *tmp,
                                           unsigned char *out);
 /*
+ * The pieces of direct.c's reductions for elements of es bytes: their
+ * length in *piece (COLLIE__DIRECT_PIECE_SLOTS slots / n, at least one
+ * element), and scratch for n of them (COLLIE_SCRATCH_TMP); NULL after
+ * failing the communicator with NOMEM.
+ */
+unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece);
+/*
  * A window algorithm (`near`: twoshot, staged) or its single copy (`far`:
  * direct), chosen in the call from how fast the ranks' CPUs hand each other
  * a cache line (adaptive.c): `near` where they share a cache, `far` where

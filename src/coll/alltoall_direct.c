@@ -20,6 +20,7 @@ collie_status collie__alltoall_direct(collie_comm *comm, const struct collie__op
 {
     const int n = comm->local_size, me = comm->local_rank;
     const size_t bytes = op->count * op->elem_size, all = (size_t)n * bytes;
+    const size_t mine = (size_t)comm->rank * bytes; /* my block in everyone's send buffer */
     const unsigned char *send = op->sendbuf;
     unsigned char *out = op->recvbuf;
     if (op->sendbuf == op->recvbuf) {
@@ -32,7 +33,6 @@ collie_status collie__alltoall_direct(collie_comm *comm, const struct collie__op
     for (int k = 0; st == COLLIE_OK && k < n; k++) {
         int r = (me + k) % n;
         unsigned char *dst = out + (size_t)comm->local_to_global[r] * bytes;
-        size_t mine = (size_t)comm->rank * bytes; /* my block in everyone's send buffer */
         if (r == me) {
             collie__copy_out(op, dst, send + mine, bytes);
             continue;

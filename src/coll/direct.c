@@ -98,15 +98,22 @@ static collie_status write_piece(collie_comm *comm, const struct collie__op *op,
     return COLLIE_OK;
 }
 
+unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece)
+{
+    const size_t n = (size_t)comm->local_size;
+    size_t m = COLLIE__DIRECT_PIECE_SLOTS * collie__win_bytes(comm) / n / es;
+    *piece = m ? m : 1;
+    return collie__scratch(comm, COLLIE_SCRATCH_TMP, n * *piece * es);
+}
+
 collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root)
 {
     const int n = comm->local_size, me = comm->local_rank;
     const size_t es = op->elem_size;
     int receives = root < 0 || root == comm->rank;
     /* n pieces in scratch: n-1 of the peers' inputs, and the result where we keep none. */
-    size_t piece = COLLIE__DIRECT_PIECE_SLOTS * collie__win_bytes(comm) / (size_t)n / es;
-    piece = piece ? piece : 1;
-    unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, (size_t)n * piece * es);
+    size_t piece;
+    unsigned char *tmp = collie__direct_pieces(comm, es, &piece);
     if (!tmp)
         return comm->failed;
 

@@ -19,11 +19,9 @@
 
 collie_status collie__reduce_scatter_direct(collie_comm *comm, const struct collie__op *op)
 {
-    const int n = comm->local_size;
     const size_t es = op->elem_size, count = op->count, base = (size_t)comm->rank * count;
-    size_t piece = COLLIE__DIRECT_PIECE_SLOTS * collie__win_bytes(comm) / (size_t)n / es;
-    piece = piece ? piece : 1;
-    unsigned char *tmp = collie__scratch(comm, COLLIE_SCRATCH_TMP, (size_t)n * piece * es);
+    size_t piece;
+    unsigned char *tmp = collie__direct_pieces(comm, es, &piece);
     unsigned char *out = op->recvbuf;
     if (tmp && op->recvbuf == op->sendbuf && comm->rank != 0)
         out = collie__scratch(comm, COLLIE_SCRATCH_WORK, count * es);

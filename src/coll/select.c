@@ -101,30 +101,8 @@ static collie_status reduce_direct(collie_comm *c, const struct collie__op *op)
 {
     return collie__direct(c, op, op->root);
 }
-static collie_status allreduce_adaptive(collie_comm *c, const struct collie__op *op)
-{
-    return collie__adaptive(c, op, allreduce_twoshot, allreduce_direct);
-}
-static collie_status reduce_adaptive(collie_comm *c, const struct collie__op *op)
-{
-    return collie__adaptive(c, op, reduce_twoshot, reduce_direct);
-}
-static collie_status broadcast_adaptive(collie_comm *c, const struct collie__op *op)
-{
-    return collie__adaptive(c, op, collie__broadcast_staged, collie__broadcast_direct);
-}
-static collie_status allgather_adaptive(collie_comm *c, const struct collie__op *op)
-{
-    return collie__adaptive(c, op, collie__allgather_staged, collie__allgather_direct);
-}
-static collie_status reduce_scatter_adaptive(collie_comm *c, const struct collie__op *op)
-{
-    return collie__adaptive(c, op, collie__reduce_scatter_staged, collie__reduce_scatter_direct);
-}
-static collie_status alltoall_adaptive(collie_comm *c, const struct collie__op *op)
-{
-    return collie__adaptive(c, op, collie__alltoall_staged, collie__alltoall_direct);
-}
+/* Every collective's adaptive: its window algorithm or its direct one (entries of the table). */
+static collie_status run_adaptive(collie_comm *c, const struct collie__op *op);
 
 /* The order is only that of `collie info`: what identifies an entry is (coll, id). */
 #define HOST COLLIE_SCOPE_HOST
@@ -134,7 +112,7 @@ static const struct collie__algo algos[] = {
     {A(ONESHOT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_oneshot, 0},
     {A(TWOSHOT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_twoshot, 0},
     {A(DIRECT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_ALLREDUCE, HOST, allreduce_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_ALLREDUCE, HOST, run_adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_ring, 0},
     {A(RD), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rd, 0},
     {A(RABENSEIFNER), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rab, 0},
@@ -142,25 +120,25 @@ static const struct collie__algo algos[] = {
     {A(ONESHOT), COLLIE_COLL_REDUCE, HOST, reduce_oneshot, 0},
     {A(TWOSHOT), COLLIE_COLL_REDUCE, HOST, reduce_twoshot, 0},
     {A(DIRECT), COLLIE_COLL_REDUCE, HOST, reduce_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_REDUCE, HOST, reduce_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_REDUCE, HOST, run_adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_REDUCE, ANY, collie__reduce_ring, 0},
     {A(RD), COLLIE_COLL_REDUCE, ANY, collie__reduce_rd, 0},
     {A(TREE), COLLIE_COLL_REDUCE, ANY, collie__reduce_tree, FORCED_ONLY},
     {A(STAGED), COLLIE_COLL_BROADCAST, HOST, collie__broadcast_staged, 0},
     {A(DIRECT), COLLIE_COLL_BROADCAST, HOST, collie__broadcast_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_BROADCAST, HOST, broadcast_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_BROADCAST, HOST, run_adaptive, ATTACH | PLACEMENT},
     {A(TREE), COLLIE_COLL_BROADCAST, ANY, collie__broadcast_tree, 0},
     {A(STAGED), COLLIE_COLL_ALLGATHER, HOST, collie__allgather_staged, 0},
     {A(DIRECT), COLLIE_COLL_ALLGATHER, HOST, collie__allgather_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_ALLGATHER, HOST, allgather_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_ALLGATHER, HOST, run_adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_ALLGATHER, ANY, collie__allgather_ring, 0},
     {A(STAGED), COLLIE_COLL_REDUCE_SCATTER, HOST, collie__reduce_scatter_staged, 0},
     {A(DIRECT), COLLIE_COLL_REDUCE_SCATTER, HOST, collie__reduce_scatter_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_REDUCE_SCATTER, HOST, reduce_scatter_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_REDUCE_SCATTER, HOST, run_adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_REDUCE_SCATTER, ANY, collie__reduce_scatter_ring, 0},
     {A(STAGED), COLLIE_COLL_ALLTOALL, HOST, collie__alltoall_staged, 0},
     {A(DIRECT), COLLIE_COLL_ALLTOALL, HOST, collie__alltoall_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_ALLTOALL, HOST, alltoall_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_ALLTOALL, HOST, run_adaptive, ATTACH | PLACEMENT},
     {A(PAIRWISE), COLLIE_COLL_ALLTOALL, ANY, collie__alltoall_pairwise, 0},
     {A(SYNC), COLLIE_COLL_BARRIER, HOST, collie__barrier_sync, 0},
     {A(DISSEMINATION), COLLIE_COLL_BARRIER, ANY, collie__barrier_dissemination, 0},
@@ -289,6 +267,13 @@ static enum collie__algo_id near_of(enum collie__coll coll)
 {
     return coll == COLLIE_COLL_ALLREDUCE || coll == COLLIE_COLL_REDUCE ? COLLIE__ALGO_TWOSHOT
                                                                        : COLLIE__ALGO_STAGED;
+}
+
+static collie_status run_adaptive(collie_comm *c, const struct collie__op *op)
+{
+    enum collie__coll coll = (enum collie__coll)op->desc.coll;
+    return collie__adaptive(c, op, entry(coll, near_of(coll))->run,
+                            entry(coll, COLLIE__ALGO_DIRECT)->run);
 }
 
 /*

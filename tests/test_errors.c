@@ -10,26 +10,40 @@
  * stall           the last rank stops calling: the others get TIMEOUT after
  *                 COLLIE_TIMEOUT, and the straggler gets the same failure at once
  * mismatch-KIND   rank 1 calls something else (KIND: coll, count, dtype, op, root):
- *                 every rank gets MISMATCH naming both calls
+ *                 every rank gets MISMATCH naming both calls (root, on a host with
+ *                 more ranks than cores: a rank that only sent may get it at its
+ *                 next call)
  * sigkill         rank 1 is SIGKILLed between collectives: the others get PEER_LOST
  * sigkill-mid     rank 1 is SIGKILLed 1 ms into its fourth of a loop of large collectives
  *                 (COLLIE_TEST_COLL: allgather, alltoall, broadcast or allreduce; with
  *                 COLLIE_ALGO forcing direct, most often while a peer copies from or
  *                 into its buffers): the others get PEER_LOST, within seconds
  * counters        collie_get_counters counts completed calls and the bytes handed to
- *                 peers, exactly (oneshot allreduce: the input; send: header + payload)
+ *                 peers, exactly (oneshot allreduce: the input; staged broadcast: the
+ *                 root's message; send: header + payload)
  * long-call       one allreduce that takes longer than COLLIE_TIMEOUT in all, while
  *                 no single wait does, succeeds: the deadline is per wait
  * run-ahead       many broadcasts over point-to-point messages (run with
  *                 COLLIE_ALGO=broadcast:tree) let ranks run calls ahead of a slow
  *                 one; the window collective after them must not take it for a
  *                 mismatch, and every value must arrive
+ * rooted-KIND     rooted calls over messages (run with COLLIE_ALGO forcing the trees,
+ *                 as the model picks them for a few KiB on a host with more ranks than
+ *                 cores), then an allreduce, where one rank's calls differ (KIND: skip,
+ *                 skip2 or late: the last rank skips 1, 2 or 5000 broadcasts; root: rank 1
+ *                 names itself the root; count: the last rank's count is 17, not 16;
+ *                 reduce-root, reduce-count: the same for a reduce).  A rank may
+ *                 return OK from a call in which it met no difference (it only sent),
+ *                 and its result must then be right; every other call returns MISMATCH;
+ *                 the barrier after them fails with MISMATCH on every rank, within
+ *                 seconds (no deadline runs out, no rank is left waiting)
  * split-leave     the odd ranks' split fails (MISMATCH between ranks 1 and 3); they
  *                 finalize the whole job's communicator while the even ranks wait in
  *                 an allreduce on it: those get the split's cause, not only "left"
  * Every failure must then be sticky: the next call returns it without waiting.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -166,6 +180,19 @@ static void mismatch(const char *kind)
     collie_status st;
     if (!strcmp(kind, "root")) {
         st = collie_broadcast(comm, x, 100, COLLIE_FLOAT32, rank == 1 ? 1 : 0);
+        /*
+         * On a host with more ranks than cores this broadcast runs as a tree:
+         * a rank that only sent leaves with its buffer untouched, and fails
+         * at its next call (docs/DESIGN.md).
+         */
+        cpu_set_t cpus;
+        int crowded = !sched_getaffinity(0, sizeof cpus, &cpus) && size > CPU_COUNT(&cpus);
+        if (st == COLLIE_OK && crowded) {
+            for (int i = 0; i < 100; i++)
+                CHECK(x[i] == 0, "rank %d: the broadcast returned OK and wrote [%d] = %g", rank, i,
+                      (double)x[i]);
+            st = collie_barrier(comm);
+        }
     } else if (!strcmp(kind, "algo")) { /* the test gives the ranks different COLLIE_ALGO */
         st = collie_allreduce(comm, x, x, 100, COLLIE_FLOAT32, COLLIE_SUM);
         expect(st, COLLIE_ERR_MISMATCH, "algorithm", "ranks running different algorithms");
@@ -451,6 +478,70 @@ static void run_ahead(void)
     }
 }
 
+/* One rooted call of rooted(): i-th of its kind, root, count; returns its status. */
+static collie_status rooted_call(int reduce, int i, int root, int count)
+{
+    float in[32], out[32];
+    for (int k = 0; k < 32; k++)
+        in[k] = (float)(rank + 1) * (float)(i * 32 + k + 1), out[k] = -1.0f;
+    collie_status st =
+        reduce ? collie_reduce(comm, in, out, (size_t)count, COLLIE_FLOAT32, COLLIE_SUM, root)
+               : collie_broadcast(comm, in, (size_t)count, COLLIE_FLOAT32, root);
+    if (st != COLLIE_OK)
+        return st;
+    /* OK: the result of this rank's own call, whatever the others called */
+    for (int k = 0; k < count; k++) {
+        float unit = (float)(i * 32 + k + 1), got = in[k], want = (float)(rank + 1) * unit;
+        if (!reduce) /* every rank holds the root's data */
+            want = (float)(root + 1) * unit;
+        else if (rank == root)
+            got = out[k], want = (float)(size * (size + 1) / 2) * unit;
+        CHECK(got == want,
+              "rank %d: %s #%d (root %d, count %d) returned OK with [%d] = %g, want %g", rank,
+              reduce ? "reduce" : "broadcast", i, root, count, k, (double)got, (double)want);
+    }
+    return st;
+}
+
+static void rooted(const char *kind)
+{
+    static const char *const kinds[] = {"skip",  "skip2",       "late",        "root",
+                                        "count", "reduce-root", "reduce-count"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        known |= !strcmp(kind, kinds[k]);
+    CHECK(known, "unknown rooted kind '%s'", kind);
+    const int last = size - 1, reduce = !strncmp(kind, "reduce-", 7);
+    const int skips = !strcmp(kind, "skip") || !strcmp(kind, "skip2") || !strcmp(kind, "late");
+    int calls = !strcmp(kind, "skip2") ? 2 : !strcmp(kind, "late") ? 5000 : 1, root = 0, count = 16;
+    if (rank == last && skips)
+        calls = 0;
+    else if (rank == 1 && strstr(kind, "root"))
+        root = 1;
+    else if (rank == last && strstr(kind, "count"))
+        count = 17;
+    double t0 = test_seconds();
+    collie_status failed = COLLIE_OK;
+    for (int i = 0; i < calls; i++) {
+        collie_status st = rooted_call(reduce, i, root, count);
+        CHECK(st == COLLIE_OK || st == COLLIE_ERR_MISMATCH, "rank %d: call %d: %s (%s)", rank, i,
+              collie_strerror(st), collie_last_error(comm));
+        CHECK(failed == COLLIE_OK || st == failed, "rank %d: call %d returned OK after MISMATCH",
+              rank, i);
+        failed = st;
+    }
+    /* its value tells the calls before it: a rank that skipped some must not add up the others' */
+    long long one = rank + 1000LL * calls, sum = -1;
+    collie_status st = collie_allreduce(comm, &one, &sum, 1, COLLIE_INT64, COLLIE_SUM);
+    CHECK(st == COLLIE_ERR_MISMATCH ||
+              (st == COLLIE_OK && !failed && sum == size * (size - 1) / 2 + 1000LL * calls * size),
+          "rank %d: the allreduce after: %s, sum %lld (%s)", rank, collie_strerror(st), sum,
+          collie_last_error(comm));
+    expect(collie_barrier(comm), COLLIE_ERR_MISMATCH, "collective #", "the barrier after");
+    CHECK(test_seconds() - t0 < 10, "rank %d: the mismatch took %.1f s to fail", rank,
+          test_seconds() - t0);
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2, "usage: test_errors SCENARIO");
@@ -488,6 +579,8 @@ int main(int argc, char **argv)
         send_and_leave();
     else if (!strcmp(s, "run-ahead"))
         run_ahead();
+    else if (!strncmp(s, "rooted-", 7))
+        rooted(s + 7);
     else
         CHECK(0, "unknown scenario '%s'", s);
     collie_finalize(comm);

@@ -148,6 +148,8 @@ static void attach(struct collie__shm *s, void *base, int n, int me)
     s->n = n;
     s->me = me;
     s->ctl[me].pid = (int32_t)getpid();
+    s->ctl[me].desc[0].seq = (uint32_t)-2; /* no call yet (published by the state below) */
+    s->ctl[me].desc[1].seq = (uint32_t)-1;
     s->cpu = sched_getcpu();
     atomic_store_explicit(&s->ctl[me].cpu, s->cpu, memory_order_relaxed);
     atomic_store_explicit(&s->ctl[me].state, COLLIE_RANK_ALIVE, memory_order_release);
@@ -336,7 +338,10 @@ static void shm_transport_abort(collie_comm *comm, collie_status status, const c
 void collie__shm_begin(collie_comm *comm, const struct collie__op_desc *desc)
 {
     struct collie__shm *s = comm->shm;
-    s->ctl[s->me].desc[desc->seq & 1] = *desc; /* made visible by the next post */
+    struct collie__op_desc *slot = &s->ctl[s->me].desc[desc->seq & 1];
+    *slot = *desc;
+    /* Seen with this number, the steps posted in the calls before it are seen too (judge). */
+    __atomic_store_n(&slot->seq, desc->seq, __ATOMIC_RELEASE);
     s->check_desc = 1;
 }
 
@@ -351,24 +356,16 @@ void *collie__win_slot(const collie_comm *comm, int local_rank, unsigned parity)
 }
 
 /*
- * A peer's descriptor of this collective against ours.  A peer that has
- * passed this sync may already be collectives further: algorithms over
- * point-to-point messages (a broadcast tree) let ranks run ahead of a slow
- * one by many calls, and the peer's slot for this parity then holds a later
- * call (measured: a rank at collective #5 read a peer's #1829 and failed
- * with MISMATCH).  Such a peer compared its descriptor with ours on its way
- * through this sync, so only one at this very call, or behind it, is judged
- * here; the seq read again after the copy tells a torn read from a mismatch.
+ * A copy of the descriptor in a peer's slot for calls of this parity; 0 if
+ * the peer moved on while we read (the seq read again after the copy).
  */
-static collie_status compare_desc(collie_comm *comm, int peer)
+static int read_desc(const struct collie__shm *s, int peer, uint32_t parity,
+                     struct collie__op_desc *copy)
 {
-    const struct collie__op_desc *mine = &comm->cur;
-    const struct collie__op_desc *theirs = &comm->shm->ctl[peer].desc[mine->seq & 1];
+    const struct collie__op_desc *theirs = &s->ctl[peer].desc[parity & 1];
     uint32_t seq = __atomic_load_n(&theirs->seq, __ATOMIC_ACQUIRE);
-    if ((int32_t)(seq - mine->seq) > 0)
-        return COLLIE_OK; /* ahead: judged by the peer */
     /* Acquire loads, field by field: the seq read after them stays after them (no fence: TSan). */
-    struct collie__op_desc copy = {
+    *copy = (struct collie__op_desc){
         .seq = seq,
         .coll = __atomic_load_n(&theirs->coll, __ATOMIC_ACQUIRE),
         .dtype = __atomic_load_n(&theirs->dtype, __ATOMIC_ACQUIRE),
@@ -377,28 +374,117 @@ static collie_status compare_desc(collie_comm *comm, int peer)
         .root = __atomic_load_n(&theirs->root, __ATOMIC_ACQUIRE),
         .count = __atomic_load_n(&theirs->count, __ATOMIC_ACQUIRE),
     };
-    if (__atomic_load_n(&theirs->seq, __ATOMIC_RELAXED) != seq)
-        return COLLIE_OK; /* moved on while we read: ahead now */
-    if (collie__desc_equal(mine, &copy))
+    return __atomic_load_n(&theirs->seq, __ATOMIC_RELAXED) == seq;
+}
+
+/*
+ * A peer's descriptor of call `mine` against ours, once the peer is known to
+ * have posted this sync's step in this very call.  A peer past the sync may
+ * already be collectives further: algorithms over point-to-point messages (a
+ * broadcast tree) let ranks run ahead of a slow one by many calls, and the
+ * peer's slot then holds a later call (measured: a rank at collective #5 read
+ * a peer's #1829).  Such a peer compared its descriptor with ours on its way
+ * through, so only one at this very call is judged here.
+ */
+static collie_status compare_desc(collie_comm *comm, int peer, const struct collie__op_desc *mine)
+{
+    struct collie__op_desc theirs;
+    if (!read_desc(comm->shm, peer, mine->seq, &theirs) || theirs.seq != mine->seq ||
+        collie__desc_equal(mine, &theirs))
         return COLLIE_OK;
-    return collie__wire_mismatch(comm, comm->local_to_global[peer], mine, &copy);
+    return collie__wire_mismatch(comm, comm->local_to_global[peer], mine, &theirs);
+}
+
+/*
+ * The peer posted the step we waited for in call `seq`, not ours: the ranks'
+ * calls differ (one ran calls that sync nowhere, over messages, while the
+ * other synced).  Its descriptor of that call, where it still holds it.
+ */
+static collie_status steps_differ(collie_comm *comm, int peer, uint32_t seq)
+{
+    struct collie__op_desc theirs;
+    if (read_desc(comm->shm, peer, seq, &theirs) && theirs.seq == seq)
+        return collie__wire_mismatch(comm, comm->local_to_global[peer], &comm->cur, &theirs);
+    char mine[160];
+    collie__op_describe(&comm->cur, mine, sizeof mine);
+    return collie__fail(comm, COLLIE_ERR_MISMATCH,
+                        "rank %d called %s as collective #%u but rank %d synced with it in its "
+                        "collective #%u",
+                        comm->rank, mine, comm->cur.seq, comm->local_to_global[peer], seq);
+}
+
+/*
+ * At a call's first sync: the call before it, too.  That one may have run
+ * over messages and met no peer at all (two ranks that both took themselves
+ * for a broadcast's root send and leave); this is the first place they meet.
+ */
+static collie_status compare_call_before(collie_comm *comm, int peer)
+{
+    const struct collie__shm *s = comm->shm;
+    struct collie__op_desc before;
+    uint32_t seq = comm->cur.seq - 1;
+    if (!read_desc(s, s->me, seq, &before) || before.seq != seq)
+        return COLLIE_OK; /* the first call */
+    return compare_desc(comm, peer, &before);
 }
 
 collie_status collie__win_sync(collie_comm *comm)
 {
     struct collie__shm *s = comm->shm;
     uint32_t step = ++s->step;
+    atomic_store_explicit(&s->ctl[s->me].step.tag[step & 1], comm->cur.seq, memory_order_relaxed);
     collie__flag_post(&s->ctl[s->me].step, step);
     for (int k = 1; k < s->n; k++) {
         int peer = (s->me + k) % s->n;
         collie_status st =
             collie__flag_wait(comm, &s->ctl[peer].step, step, peer, "sync", &comm->cur, 0);
-        if (st == COLLIE_OK && s->check_desc)
-            st = compare_desc(comm, peer);
+        if (st != COLLIE_OK)
+            return st;
+        /* A peer is at most one step further: this step's tag is still there. */
+        uint32_t seq = atomic_load_explicit(&s->ctl[peer].step.tag[step & 1], memory_order_relaxed);
+        if (seq != comm->cur.seq)
+            return steps_differ(comm, peer, seq);
+        if (s->check_desc && (st = compare_desc(comm, peer, &comm->cur)) == COLLIE_OK)
+            st = compare_call_before(comm, peer);
         if (st != COLLIE_OK)
             return st;
     }
     s->check_desc = 0;
+    return COLLIE_OK;
+}
+
+collie_status collie__shm_judge(collie_comm *comm, int peer, const char *what,
+                                const struct collie__op_desc *desc, struct collie__flag *f,
+                                uint32_t target)
+{
+    const struct collie__shm *s = comm->shm;
+    if (!s || desc != &comm->cur || desc->coll >= COLLIE_COLL_SEND ||
+        atomic_load_explicit(&s->ctl[peer].state, memory_order_acquire) != COLLIE_RANK_ALIVE)
+        return COLLIE_OK;
+    struct collie__op_desc same, later;
+    int have_same = read_desc(s, peer, desc->seq, &same) && same.seq == desc->seq;
+    if (have_same && !collie__desc_equal(desc, &same))
+        return collie__wire_mismatch(comm, comm->local_to_global[peer], desc, &same);
+    /*
+     * Further on than this call, having left it without what we wait for
+     * (its step, its message, room in its ring): its call was another.  The
+     * flag is looked at after the later call's number, which the peer
+     * published after anything it posted in this one.
+     */
+    for (uint32_t parity = 0; parity < 2; parity++)
+        if (read_desc(s, peer, parity, &later) && (int32_t)(later.seq - desc->seq) > 0 &&
+            !collie__flag_reached(f, target)) {
+            char mine[160], theirs[160];
+            collie__op_describe(desc, mine, sizeof mine);
+            collie__op_describe(&later, theirs, sizeof theirs);
+            return collie__fail(comm, COLLIE_ERR_MISMATCH,
+                                "rank %d waits for rank %d (%s) in %s, collective #%u, but rank "
+                                "%d has left that call and is in %s, #%u: the ranks' calls "
+                                "differ%s",
+                                comm->rank, comm->local_to_global[peer], what, mine, desc->seq,
+                                comm->local_to_global[peer], theirs, later.seq,
+                                have_same ? "" : " (one skipped or added a call)");
+        }
     return COLLIE_OK;
 }
 

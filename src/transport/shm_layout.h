@@ -27,7 +27,7 @@
 #include "../core/comm.h"
 #include "wire.h"
 
-#define COLLIE_SHM_MAGIC 0x636f6c6c69650004ull /* "collie" + layout version */
+#define COLLIE_SHM_MAGIC 0x636f6c6c69650005ull /* "collie" + layout version */
 #define COLLIE_SHM_BLOCK 128
 
 /* One set of rings per message channel of wire.h (collectives, user send/recv). */
@@ -36,10 +36,13 @@
 /*
  * A counter with one writer that others wait on: value only grows (mod 2^32);
  * waiters counts sleepers so that the writer makes a futex_wake syscall only
- * when somebody sleeps.
+ * when somebody sleeps.  tag[v & 1] is what the writer says with value v, in
+ * the same cache line (free to read once v is seen): a rank's step flag
+ * tells the number of the collective in which it posted each step.
  */
 struct collie__flag {
     _Alignas(COLLIE_SHM_BLOCK) _Atomic uint32_t value;
+    _Atomic uint32_t tag[2];
     _Alignas(COLLIE_SHM_BLOCK) _Atomic uint32_t waiters;
 };
 
@@ -50,7 +53,11 @@ struct collie__rank_ctl {
     _Alignas(COLLIE_SHM_BLOCK) _Atomic uint32_t state;
     int32_t pid;
     _Atomic int32_t cpu; /* where this rank last waited (shm_wait.c); written when it changes */
-    struct collie__op_desc desc[2]; /* desc[seq & 1]: the collective in flight */
+    /*
+     * desc[seq & 1]: the collective in flight, and the one before it.  Until
+     * the first, they hold the numbers -2 and -1: no call.
+     */
+    struct collie__op_desc desc[2];
 };
 
 /* The ring of an ordered pair: head written by the sender, tail by the receiver. */
@@ -141,6 +148,12 @@ static inline void collie__ring_get(const unsigned char *ring, uint32_t cap, uin
     memcpy(dst + first, ring, n - first);
 }
 
+/* Whether f's value has reached target, wrap-safe (an acquire load). */
+static inline int collie__flag_reached(struct collie__flag *f, uint32_t target)
+{
+    return (int32_t)(atomic_load_explicit(&f->value, memory_order_acquire) - target) >= 0;
+}
+
 /* Publishes a new value and wakes sleepers, if any. */
 void collie__flag_post(struct collie__flag *f, uint32_t value);
 
@@ -164,6 +177,21 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
  * communicator's), or COLLIE_OK.  One load when healthy; OK before open.
  */
 collie_status collie__shm_check_abort(collie_comm *comm);
+
+/*
+ * For a wait on local rank peer (for `what`: f reaching target) in the call
+ * desc: MISMATCH if the peer is in the collective of desc's number and
+ * called something else, or already in a later one while f has not reached
+ * target -- it left this call without what we wait for (shm.c).  Only for
+ * the collective in flight (desc is &comm->cur, a numbered call).  A
+ * sleeping wait asks it every time it looks at the peer: a rank whose call
+ * differs is found where nothing would ever reach it (a rank in a sync while
+ * its peers send tree messages it never reads, or wait for a message it
+ * never sends).
+ */
+collie_status collie__shm_judge(collie_comm *comm, int peer, const char *what,
+                                const struct collie__op_desc *desc, struct collie__flag *f,
+                                uint32_t target);
 
 /* The message slots of the transport's table (shm_xfer.c); the table is in shm.c. */
 int collie__shm_xfer_stripes(const collie_comm *comm, int peer, size_t len);

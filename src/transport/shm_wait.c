@@ -6,7 +6,8 @@
  * the 4 ms scheduler tick a busy-poller would cost it), then sleep on a
  * futex (oversubscribed ranks do not steal cycles from the ones computing).
  * Every phase watches the deadline, the host's abort record and, about ten
- * times a second while sleeping, whether the awaited peer still lives.
+ * times a second while sleeping, whether the awaited peer still lives and
+ * is not in this very call doing something else.
  *
  * Whether to spin at all is decided per wait, from where the peer is: each
  * rank publishes the CPU it waits on (sched_getcpu, a vDSO read of about
@@ -119,11 +120,6 @@ static int shares_cpu(struct collie__shm *s, int peer)
 #define cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
 
-static inline int reached(uint32_t value, uint32_t target)
-{
-    return (int32_t)(value - target) >= 0;
-}
-
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
 {
     /* Not FUTEX_PRIVATE: the word is shared between processes. */
@@ -190,7 +186,7 @@ static collie_status check_peer(collie_comm *comm, int peer, const char *what,
     int grank = comm->local_to_global[peer];
     uint32_t state = atomic_load_explicit(&ctl->state, memory_order_acquire);
     int gone = state == COLLIE_RANK_LEFT || process_gone(ctl->pid);
-    if (!gone || reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
+    if (!gone || collie__flag_reached(f, target))
         return COLLIE_OK;
     char op[160];
     collie__op_describe(desc, op, sizeof op);
@@ -229,9 +225,11 @@ static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint
         if (now >= deadline)
             return soft ? COLLIE_OK : timed_out(comm, peer, what, desc);
         st = check_peer(comm, peer, what, desc, f, target);
+        if (st == COLLIE_OK)
+            st = collie__shm_judge(comm, peer, what, desc, f, target);
         if (st != COLLIE_OK)
             return st;
-        if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
+        if (collie__flag_reached(f, target))
             return COLLIE_OK;
         uint64_t ns = deadline - now;
         if (ns > SLEEP_SLICE_NS)
@@ -239,10 +237,10 @@ static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint
         struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
         atomic_fetch_add_explicit(&f->waiters, 1, memory_order_seq_cst);
         uint32_t v = atomic_load_explicit(&f->value, memory_order_seq_cst);
-        if (!reached(v, target))
+        if ((int32_t)(v - target) < 0)
             futex(&f->value, FUTEX_WAIT, v, &ts);
         atomic_fetch_sub_explicit(&f->waiters, 1, memory_order_relaxed);
-        if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
+        if (collie__flag_reached(f, target))
             return COLLIE_OK;
     }
 }
@@ -251,7 +249,7 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
                                 int peer, const char *what, const struct collie__op_desc *desc,
                                 uint64_t until_ns)
 {
-    if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target))
+    if (collie__flag_reached(f, target))
         return COLLIE_OK;
     struct collie__shm *s = comm->shm;
     uint64_t spin_ns = may_poll() ? s->spin_ns : 0;
@@ -265,7 +263,7 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
     uint64_t spin_end = start + spin_ns, yield_end = spin_end + s->yield_ns, last = start;
     int yielding = spin_ns == 0;
     for (unsigned i = 0;; i++) {
-        if (reached(atomic_load_explicit(&f->value, memory_order_acquire), target)) {
+        if (collie__flag_reached(f, target)) {
             bump(yielding ? &s->waits_yielded : &s->waits_polled);
             return COLLIE_OK;
         }

@@ -130,8 +130,26 @@ static void choice(void)
         }
     }
     struct collie__machine two = machine(2, 1, 2, 2);
-    CHECK(collie__select_on(&two, COLLIE_COLL_REDUCE, 64)->id != COLLIE__ALGO_TREE,
-          "reduce:tree runs only when forced");
+    /* The trees: on one host only where its ranks outnumber its cores, and for small messages;
+     * reduce's never across hosts. */
+    struct collie__machine crowded[] = {machine(4, 1, 4, 2), machine(8, 1, 8, 2)};
+    static const enum collie__coll rooted[] = {COLLIE_COLL_BROADCAST, COLLIE_COLL_REDUCE};
+    for (int r = 0; r < 2; r++) {
+        CHECK(collie__select_on(&two, rooted[r], 64)->id != COLLIE__ALGO_TREE,
+              "%s:tree on 2 ranks of 2 cores", collie__coll_name(rooted[r]));
+        for (int k = 0; k < 2; k++) {
+            CHECK(collie__select_on(&crowded[k], rooted[r], 64)->id == COLLIE__ALGO_TREE,
+                  "%d ranks on 2 cores, 64 B %s: not the tree", crowded[k].ranks,
+                  collie__coll_name(rooted[r]));
+            CHECK(collie__select_on(&crowded[k], rooted[r], 4u << 20)->id != COLLIE__ALGO_TREE,
+                  "%d ranks on 2 cores, 4 MiB %s: the tree", crowded[k].ranks,
+                  collie__coll_name(rooted[r]));
+        }
+    }
+    for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++)
+        for (size_t bytes = 4; ms[k].hosts > 1 && bytes <= (64u << 20); bytes *= 4)
+            CHECK(collie__select_on(&ms[k], COLLIE_COLL_REDUCE, bytes)->id != COLLIE__ALGO_TREE,
+                  "machine %zu, %zu bytes: reduce:tree across hosts", k, bytes);
 
     /*
      * 1 MB on 2 ranks with cross-memory attach of memory at 0.25 GB/s: twoshot

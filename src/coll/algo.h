@@ -34,7 +34,7 @@ struct collie__algo {
     enum collie__coll coll;
     enum collie__algo_scope scope;
     collie__algo_fn run;
-    unsigned flags; /* select.c's: FORCED_ONLY, run only when COLLIE_ALGO names it */
+    unsigned flags; /* select.c's: where the model offers it, what it needs */
 };
 
 /* Copies into the user's output: streaming past the caches when op->stream_out says so. */

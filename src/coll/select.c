@@ -57,13 +57,17 @@ void collie__select_machine(const collie_comm *comm, struct collie__machine *m)
 }
 
 /*
- * Run only when COLLIE_ALGO names it.  On one host with more ranks than
- * cores a message tree beats the window 5-8x for small messages (no call
- * makes every rank meet: docs/PERFORMANCE.md), but for the same reason it
- * cannot make every rank fail with MISMATCH when the ranks' calls differ:
- * a leaf that sent and left never learns.  The window can.
+ * A message tree that the model also runs on one host whose ranks outnumber
+ * its cores.  There it beats the window 5-8x for small messages: a rank that
+ * sent moves on, so ranks run calls ahead and are switched in once per many
+ * calls, where every sync makes each of them run (docs/PERFORMANCE.md).
+ * What that costs is the window's promise that every rank fails with
+ * MISMATCH from the very call in which the ranks' calls differ: a rank that
+ * only sent learns it at its next call (docs/DESIGN.md).
  */
-#define FORCED_ONLY 1u
+#define CROWDED 1u
+/* Across hosts, run only where COLLIE_ALGO names it (not measured there against the model's). */
+#define FORCED_ACROSS 8u
 /*
  * Reads peers' buffers (collie__attach_ok): offered to the model only where
  * the kernel allowed it between every local pair, and refused by
@@ -123,11 +127,11 @@ static const struct collie__algo algos[] = {
     {A(ADAPTIVE), COLLIE_COLL_REDUCE, HOST, run_adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_REDUCE, ANY, collie__reduce_ring, 0},
     {A(RD), COLLIE_COLL_REDUCE, ANY, collie__reduce_rd, 0},
-    {A(TREE), COLLIE_COLL_REDUCE, ANY, collie__reduce_tree, FORCED_ONLY},
+    {A(TREE), COLLIE_COLL_REDUCE, ANY, collie__reduce_tree, CROWDED | FORCED_ACROSS},
     {A(STAGED), COLLIE_COLL_BROADCAST, HOST, collie__broadcast_staged, 0},
     {A(DIRECT), COLLIE_COLL_BROADCAST, HOST, collie__broadcast_direct, ATTACH},
     {A(ADAPTIVE), COLLIE_COLL_BROADCAST, HOST, run_adaptive, ATTACH | PLACEMENT},
-    {A(TREE), COLLIE_COLL_BROADCAST, ANY, collie__broadcast_tree, 0},
+    {A(TREE), COLLIE_COLL_BROADCAST, ANY, collie__broadcast_tree, CROWDED},
     {A(STAGED), COLLIE_COLL_ALLGATHER, HOST, collie__allgather_staged, 0},
     {A(DIRECT), COLLIE_COLL_ALLGATHER, HOST, collie__allgather_direct, ATTACH},
     {A(ADAPTIVE), COLLIE_COLL_ALLGATHER, HOST, run_adaptive, ATTACH | PLACEMENT},
@@ -305,11 +309,13 @@ const struct collie__algo *collie__select_on(const struct collie__machine *m, in
     const struct collie__algo *best = NULL;
     double best_cost = 0;
     enum collie__algo_scope scope = m->hosts > 1 ? COLLIE_SCOPE_ANY : COLLIE_SCOPE_HOST;
+    const int crowded = m->hosts == 1 && m->ranks_per_host > m->cores;
     for (int pass = 0; pass < 2 && !best; pass++, scope = COLLIE_SCOPE_ANY) {
         for (int i = 0; i < N_ALGOS; i++) {
-            if ((int)algos[i].coll != coll || algos[i].scope != scope ||
-                (algos[i].flags & (FORCED_ONLY | PLACEMENT)) ||
-                ((algos[i].flags & ATTACH) && !m->attach))
+            const unsigned flags = algos[i].flags;
+            int offered = algos[i].scope == scope || (crowded && (flags & CROWDED));
+            if ((int)algos[i].coll != coll || !offered || (flags & PLACEMENT) ||
+                ((flags & FORCED_ACROSS) && m->hosts > 1) || ((flags & ATTACH) && !m->attach))
                 continue;
             double c = collie__cost(m, (enum collie__coll)coll, algos[i].id, bytes, 1);
             if (!best || c < best_cost) {

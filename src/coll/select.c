@@ -350,7 +350,13 @@ const struct collie__algo *collie__select_peek(const collie_comm *comm, const st
 
 const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op)
 {
+    size_t bytes = op->count * op->elem_size;
+    struct collie__choice *last = &comm->last_choice[op->desc.coll];
+    if (last->slot && last->bytes == bytes)
+        return &algos[last->slot - 1];
     const struct collie__algo *best = collie__select_peek(comm, op);
+    last->bytes = bytes;
+    last->slot = (uint16_t)(best - algos + 1);
     uint32_t bit = 1u << best->id;
     if (!(comm->algo_logged[op->desc.coll] & bit)) {
         comm->algo_logged[op->desc.coll] |= bit;

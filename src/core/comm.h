@@ -95,6 +95,16 @@ struct collie_comm {
                          not move the ranks of a host in step (the window's turns follow seq) */
     uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm number whose choice was logged */
     uint8_t forced[COLLIE_COLL_COUNT];       /* by COLLIE_ALGO: an algorithm number, else NONE */
+    /*
+     * The last choice per collective (coll/select.c), reused while the size
+     * repeats, as a training loop's do: the cost model took a tenth of a
+     * small broadcast's time.  slot: 1 + the entry's index in select.c's
+     * table; 0: none.  Written by the thread that runs the collectives.
+     */
+    struct collie__choice {
+        size_t bytes;
+        uint16_t slot;
+    } last_choice[COLLIE_COLL_COUNT];
     double link_alpha, link_beta; /* measured at init between hosts (coll/link_probe.c); 0: not */
     const void **scratch_srcs;    /* size pointers (local_size used), for reduction sources */
     void *scratch[2];             /* collie__scratch() */

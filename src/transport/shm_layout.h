@@ -35,8 +35,9 @@
 
 /*
  * A counter with one writer that others wait on: value only grows (mod 2^32);
- * waiters counts sleepers so that the writer makes a futex_wake syscall only
- * when somebody sleeps.  tag[v & 1] is what the writer says with value v, in
+ * waiters is marked by a rank about to sleep and cleared by the post that
+ * wakes it, so that the writer makes a futex_wake syscall only when somebody
+ * sleeps, once.  tag[v & 1] is what the writer says with value v, in
  * the same cache line (free to read once v is seen): a rank's step flag
  * tells the number of the collective in which it posted each step.
  */

@@ -423,8 +423,8 @@ static collie_status compare_call_before(collie_comm *comm, int peer)
     const struct collie__shm *s = comm->shm;
     struct collie__op_desc before;
     uint32_t seq = comm->cur.seq - 1;
-    if (!read_desc(s, s->me, seq, &before) || before.seq != seq)
-        return COLLIE_OK; /* the first call */
+    if (comm->cur.seq == 0 || !read_desc(s, s->me, seq, &before) || before.seq != seq)
+        return COLLIE_OK; /* the first call: none before it */
     return compare_desc(comm, peer, &before);
 }
 

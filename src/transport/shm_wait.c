@@ -133,7 +133,7 @@ void collie__flag_post(struct collie__flag *f, uint32_t value)
      * The post that wakes clears the mark: a sender running ahead of a
      * receiver that was woken but has not run yet would otherwise make a
      * futex_wake per message (measured: 8 ranks on 2 cores, 1.6 a 4-byte
-     * broadcast, a third of its time).  A sleeper that must sleep again
+     * broadcast, nearly half its time).  A sleeper that must sleep again
      * marks again.
      */
     atomic_store_explicit(&f->value, value, memory_order_seq_cst);

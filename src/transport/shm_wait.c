@@ -184,7 +184,8 @@ collie_status collie__shm_check_abort(collie_comm *comm)
 /*
  * Fails if the peer has left or died -- unless what we wait for arrived
  * first: a peer may post its last message and leave at once, and reading its
- * state (acquire) makes everything it posted before leaving visible.
+ * state (acquire) makes everything it posted before leaving visible; or a
+ * failure was recorded on the host, which is then what this wait reports.
  */
 static collie_status check_peer(collie_comm *comm, int peer, const char *what,
                                 const struct collie__op_desc *desc, struct collie__flag *f,
@@ -196,6 +197,15 @@ static collie_status check_peer(collie_comm *comm, int peer, const char *what,
     int gone = state == COLLIE_RANK_LEFT || process_gone(ctl->pid);
     if (!gone || collie__flag_reached(f, target))
         return COLLIE_OK;
+    /*
+     * A failure recorded before it left is the cause, its leaving only the
+     * consequence: this rank may have slept (or lost its CPU) from its last
+     * look at the record while the peer failed, finalized and exited
+     * (errors.rooted-reduce-root.3: PEER_LOST where MISMATCH was the cause).
+     */
+    collie_status st = collie__shm_check_abort(comm);
+    if (st != COLLIE_OK)
+        return st;
     char op[160];
     collie__op_describe(desc, op, sizeof op);
     if (state == COLLIE_RANK_LEFT)

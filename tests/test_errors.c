@@ -34,9 +34,9 @@
  *                 names itself the root; count: the last rank's count is 17, not 16;
  *                 reduce-root, reduce-count: the same for a reduce).  A rank may
  *                 return OK from a call in which it met no difference (it only sent),
- *                 and its result must then be right; every other call returns MISMATCH;
- *                 the barrier after them fails with MISMATCH on every rank, within
- *                 seconds (no deadline runs out, no rank is left waiting)
+ *                 and its result must then be right; every other call returns MISMATCH
+ *                 (late, reduce-root: or TIMEOUT, where a rank waits on one that left
+ *                 the call); the barrier after them fails on every rank, within seconds
  * split-leave     the odd ranks' split fails (MISMATCH between ranks 1 and 3); they
  *                 finalize the whole job's communicator while the even ranks wait in
  *                 an allreduce on it: those get the split's cause, not only "left"
@@ -520,12 +520,19 @@ static void rooted(const char *kind)
         root = 1;
     else if (rank == last && strstr(kind, "count"))
         count = 17;
+    /*
+     * Where a rank waits on one that has left the call (late, and a reduce's
+     * root at 2-3 ranks), the wait may end at COLLIE_TIMEOUT (2 s here) in
+     * place of MISMATCH: a named failure either way (docs/DESIGN.md).
+     */
+    const int may_time_out = !strcmp(kind, "late") || !strcmp(kind, "reduce-root");
+    const collie_status other = may_time_out ? COLLIE_ERR_TIMEOUT : COLLIE_ERR_MISMATCH;
     double t0 = test_seconds();
     collie_status failed = COLLIE_OK;
     for (int i = 0; i < calls; i++) {
         collie_status st = rooted_call(reduce, i, root, count);
-        CHECK(st == COLLIE_OK || st == COLLIE_ERR_MISMATCH, "rank %d: call %d: %s (%s)", rank, i,
-              collie_strerror(st), collie_last_error(comm));
+        CHECK(st == COLLIE_OK || st == COLLIE_ERR_MISMATCH || st == other,
+              "rank %d: call %d: %s (%s)", rank, i, collie_strerror(st), collie_last_error(comm));
         CHECK(failed == COLLIE_OK || st == failed, "rank %d: call %d returned OK after MISMATCH",
               rank, i);
         failed = st;
@@ -533,11 +540,13 @@ static void rooted(const char *kind)
     /* its value tells the calls before it: a rank that skipped some must not add up the others' */
     long long one = rank + 1000LL * calls, sum = -1;
     collie_status st = collie_allreduce(comm, &one, &sum, 1, COLLIE_INT64, COLLIE_SUM);
-    CHECK(st == COLLIE_ERR_MISMATCH ||
+    CHECK(st == COLLIE_ERR_MISMATCH || st == other ||
               (st == COLLIE_OK && !failed && sum == size * (size - 1) / 2 + 1000LL * calls * size),
           "rank %d: the allreduce after: %s, sum %lld (%s)", rank, collie_strerror(st), sum,
           collie_last_error(comm));
-    expect(collie_barrier(comm), COLLIE_ERR_MISMATCH, "collective #", "the barrier after");
+    st = collie_barrier(comm);
+    if (st != other)
+        expect(st, COLLIE_ERR_MISMATCH, "collective #", "the barrier after");
     CHECK(test_seconds() - t0 < 10, "rank %d: the mismatch took %.1f s to fail", rank,
           test_seconds() - t0);
 }

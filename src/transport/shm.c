@@ -468,38 +468,22 @@ collie_status collie__win_sync(collie_comm *comm)
     return COLLIE_OK;
 }
 
-collie_status collie__shm_judge(collie_comm *comm, int peer, const char *what,
-                                const struct collie__op_desc *desc, struct collie__flag *f,
-                                uint32_t target)
+collie_status collie__shm_judge(collie_comm *comm, int peer, const struct collie__op_desc *desc)
 {
     const struct collie__shm *s = comm->shm;
     if (!s || desc != &comm->cur || desc->coll >= COLLIE_COLL_SEND ||
         atomic_load_explicit(&s->ctl[peer].state, memory_order_acquire) != COLLIE_RANK_ALIVE)
         return COLLIE_OK;
-    struct collie__op_desc same, later;
-    int have_same = read_desc(s, peer, desc->seq, &same) && same.seq == desc->seq;
-    if (have_same && !collie__desc_equal(desc, &same))
+    struct collie__op_desc same;
+    if (read_desc(s, peer, desc->seq, &same) && same.seq == desc->seq &&
+        !collie__desc_equal(desc, &same))
         return collie__wire_mismatch(comm, comm->local_to_global[peer], desc, &same);
     /*
-     * Further on than this call, having left it without what we wait for
-     * (its step, its message, room in its ring): its call was another.  The
-     * flag is looked at after the later call's number, which the peer
-     * published after anything it posted in this one.
+     * A peer already in a later call, while what we wait for has not come,
+     * would say as much; judged so, it failed a correct job once in CI (a
+     * torch test at 3 ranks, not understood yet), so it is not judged: such
+     * a wait ends at COLLIE_TIMEOUT, naming the peer.
      */
-    for (uint32_t parity = 0; parity < 2; parity++)
-        if (read_desc(s, peer, parity, &later) && (int32_t)(later.seq - desc->seq) > 0 &&
-            !collie__flag_reached(f, target)) {
-            char mine[160], theirs[160];
-            collie__op_describe(desc, mine, sizeof mine);
-            collie__op_describe(&later, theirs, sizeof theirs);
-            return collie__fail(comm, COLLIE_ERR_MISMATCH,
-                                "rank %d waits for rank %d (%s) in %s, collective #%u, but rank "
-                                "%d has left that call and is in %s, #%u: the ranks' calls "
-                                "differ%s",
-                                comm->rank, comm->local_to_global[peer], what, mine, desc->seq,
-                                comm->local_to_global[peer], theirs, later.seq,
-                                have_same ? "" : " (one skipped or added a call)");
-        }
     return COLLIE_OK;
 }
 

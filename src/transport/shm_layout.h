@@ -180,19 +180,15 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
 collie_status collie__shm_check_abort(collie_comm *comm);
 
 /*
- * For a wait on local rank peer (for `what`: f reaching target) in the call
- * desc: MISMATCH if the peer is in the collective of desc's number and
- * called something else, or already in a later one while f has not reached
- * target -- it left this call without what we wait for (shm.c).  Only for
- * the collective in flight (desc is &comm->cur, a numbered call).  A
+ * For a wait on local rank peer in the call desc: MISMATCH if the peer is in
+ * the collective of desc's number and called something else (shm.c).  Only
+ * for the collective in flight (desc is &comm->cur, a numbered call).  A
  * sleeping wait asks it every time it looks at the peer: a rank whose call
- * differs is found where nothing would ever reach it (a rank in a sync while
- * its peers send tree messages it never reads, or wait for a message it
- * never sends).
+ * differs is found where nothing else would reach it (a tree's root waiting
+ * for children that sent elsewhere, a rank in a sync while its peers are in
+ * a tree call).
  */
-collie_status collie__shm_judge(collie_comm *comm, int peer, const char *what,
-                                const struct collie__op_desc *desc, struct collie__flag *f,
-                                uint32_t target);
+collie_status collie__shm_judge(collie_comm *comm, int peer, const struct collie__op_desc *desc);
 
 /* The message slots of the transport's table (shm_xfer.c); the table is in shm.c. */
 int collie__shm_xfer_stripes(const collie_comm *comm, int peer, size_t len);

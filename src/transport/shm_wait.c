@@ -244,7 +244,7 @@ static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint
             return soft ? COLLIE_OK : timed_out(comm, peer, what, desc);
         st = check_peer(comm, peer, what, desc, f, target);
         if (st == COLLIE_OK)
-            st = collie__shm_judge(comm, peer, what, desc, f, target);
+            st = collie__shm_judge(comm, peer, desc);
         if (st != COLLIE_OK)
             return st;
         if (collie__flag_reached(f, target))

@@ -149,12 +149,6 @@ static inline void collie__ring_get(const unsigned char *ring, uint32_t cap, uin
     memcpy(dst + first, ring, n - first);
 }
 
-/* Whether f's value has reached target, wrap-safe (an acquire load). */
-static inline int collie__flag_reached(struct collie__flag *f, uint32_t target)
-{
-    return (int32_t)(atomic_load_explicit(&f->value, memory_order_acquire) - target) >= 0;
-}
-
 /* Publishes a new value and wakes sleepers, if any. */
 void collie__flag_post(struct collie__flag *f, uint32_t value);
 

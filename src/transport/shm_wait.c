@@ -120,6 +120,12 @@ static int shares_cpu(struct collie__shm *s, int peer)
 #define cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
 
+/* Whether f's value has reached target, wrap-safe (an acquire load). */
+static inline int reached(struct collie__flag *f, uint32_t target)
+{
+    return (int32_t)(atomic_load_explicit(&f->value, memory_order_acquire) - target) >= 0;
+}
+
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
 {
     /* Not FUTEX_PRIVATE: the word is shared between processes. */
@@ -195,7 +201,7 @@ static collie_status check_peer(collie_comm *comm, int peer, const char *what,
     int grank = comm->local_to_global[peer];
     uint32_t state = atomic_load_explicit(&ctl->state, memory_order_acquire);
     int gone = state == COLLIE_RANK_LEFT || process_gone(ctl->pid);
-    if (!gone || collie__flag_reached(f, target))
+    if (!gone || reached(f, target))
         return COLLIE_OK;
     /*
      * A failure recorded before it left is the cause, its leaving only the
@@ -247,7 +253,7 @@ static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint
             st = collie__shm_judge(comm, peer, desc);
         if (st != COLLIE_OK)
             return st;
-        if (collie__flag_reached(f, target))
+        if (reached(f, target))
             return COLLIE_OK;
         uint64_t ns = deadline - now;
         if (ns > SLEEP_SLICE_NS)
@@ -257,7 +263,7 @@ static collie_status sleep_until(collie_comm *comm, struct collie__flag *f, uint
         uint32_t v = atomic_load_explicit(&f->value, memory_order_seq_cst);
         if ((int32_t)(v - target) < 0)
             futex(&f->value, FUTEX_WAIT, v, &ts);
-        if (collie__flag_reached(f, target))
+        if (reached(f, target))
             return COLLIE_OK;
     }
 }
@@ -266,7 +272,7 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
                                 int peer, const char *what, const struct collie__op_desc *desc,
                                 uint64_t until_ns)
 {
-    if (collie__flag_reached(f, target))
+    if (reached(f, target))
         return COLLIE_OK;
     struct collie__shm *s = comm->shm;
     uint64_t spin_ns = may_poll() ? s->spin_ns : 0;
@@ -280,7 +286,7 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
     uint64_t spin_end = start + spin_ns, yield_end = spin_end + s->yield_ns, last = start;
     int yielding = spin_ns == 0;
     for (unsigned i = 0;; i++) {
-        if (collie__flag_reached(f, target)) {
+        if (reached(f, target)) {
             bump(yielding ? &s->waits_yielded : &s->waits_polled);
             return COLLIE_OK;
         }

@@ -11,6 +11,8 @@
 #   - one bit flipped, bytes replayed or dropped, encrypted: every rank ends
 #     with an error, the rank that received the altered bytes names
 #     COLLIE_ERR_AUTH, no result is wrong, nothing hangs;
+#   - rank 0 started a second after rank 1: the proxy closes rank 1's first
+#     connections unanswered, rank 1 tries again, the job runs;
 #   - ranks that disagree on COLLIE_ENCRYPT, and COLLIE_ENCRYPT=1 without a
 #     token or with a bad value: refused, by name.
 #   test_encrypt.sh FAULT_WORKER
@@ -84,16 +86,29 @@ for attack in "flip 1500000" "replay 1500000" "drop 1500000" "flip 100"; do
     [ "$elapsed" -le $((COLLIE_TIMEOUT + 2)) ] || fail "encrypted, $attack: took ${elapsed} s"
 done
 
+# pair ENCRYPT0 ENCRYPT1 [TIMEOUT]: rank 1 starts first, rank 0 a second later, through
+# the man in the middle - which accepts rank 1's connection and, while rank 0 does
+# not listen yet, closes it unanswered (as ssh -L or a service address would).
+pair() {
+    mitm_start pass 0
+    job_out=$(mktemp)
+    netns_exec 1 env COLLIE_TIMEOUT="${3:-10}" COLLIE_ENCRYPT="$2" COLLIE_RANK=1 COLLIE_SIZE=2 \
+        COLLIE_HOST=emulated-1 COLLIE_ADDR=10.99.0.1:29400 COLLIE_TOKEN=test-token "$worker" 10 1 >> "$job_out" 2>&1 &
+    rank1=$!
+    sleep 1
+    netns_exec 0 env COLLIE_TIMEOUT="${3:-10}" COLLIE_ENCRYPT="$1" COLLIE_RANK=0 COLLIE_SIZE=2 \
+        COLLIE_HOST=emulated-0 COLLIE_ADDR=10.99.0.1:29400 COLLIE_TOKEN=test-token "$worker" 10 1 >> "$job_out" 2>&1
+    wait $rank1
+    mitm_stop
+}
+
+# Rank 0 last, behind the proxy: rank 1 tries again until rank 0 answers.
+pair 1 1
+ranks_done || fail "rank 0 started last behind a proxy: $(cat "$job_out")"
+echo "rank 0 last, behind a proxy: $(cat "$mitm_out" | tail -1)"
+
 # Ranks that disagree on COLLIE_ENCRYPT fail the handshake, by name.
-mitm_start pass 0
-job_out=$(mktemp)
-netns_exec 0 env COLLIE_TIMEOUT=3 COLLIE_ENCRYPT=1 COLLIE_RANK=0 COLLIE_SIZE=2 COLLIE_HOST=emulated-0 \
-    COLLIE_ADDR=10.99.0.1:29400 COLLIE_TOKEN=test-token "$worker" 10 1 >> "$job_out" 2>&1 &
-rank0=$!
-netns_exec 1 env COLLIE_TIMEOUT=3 COLLIE_ENCRYPT=0 COLLIE_RANK=1 COLLIE_SIZE=2 COLLIE_HOST=emulated-1 \
-    COLLIE_ADDR=10.99.0.1:29400 COLLIE_TOKEN=test-token "$worker" 10 1 >> "$job_out" 2>&1
-wait $rank0
-mitm_stop
+pair 1 0 3
 grep -q "another COLLIE_ENCRYPT" "$job_out" || fail "COLLIE_ENCRYPT=1 on rank 0 only: $(cat "$job_out")"
 echo "COLLIE_ENCRYPT on rank 0 only: $(grep -o 'rank 1 error [A-Z_]*' "$job_out")"
 

@@ -59,8 +59,11 @@ int collie__auth_connect(int fd, const char *token, uint64_t deadline_ns,
                          struct collie__auth_nonces *nonces)
 {
     unsigned char nonce_c[NONCE_BYTES], reply[NONCE_BYTES + MAC_BYTES], proof[MAC_BYTES];
-    if (fresh_nonce(nonce_c) != 0 || collie__sock_send(fd, nonce_c, sizeof nonce_c, deadline_ns) ||
-        collie__sock_recv(fd, reply, sizeof reply, deadline_ns))
+    if (fresh_nonce(nonce_c) != 0 || collie__sock_send(fd, nonce_c, sizeof nonce_c, deadline_ns))
+        return -1;
+    if (collie__sock_recv(fd, reply, 1, deadline_ns))
+        return errno == ECONNRESET ? -3 : -1;
+    if (collie__sock_recv(fd, reply + 1, sizeof reply - 1, deadline_ns))
         return -1;
     const unsigned char *nonce_a = reply;
     if (verify(reply + NONCE_BYTES, token, "collie/accept", nonce_c, nonce_a) != 0)

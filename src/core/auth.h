@@ -37,7 +37,10 @@ struct collie__auth_nonces {
  * The connecting side, blocking.  token: the communicator's secret
  * (COLLIE_TOKEN, or the one drawn into a collie_unique_id).  Returns 0 with
  * the nonces in *nonces (NULL: not wanted), or -1 with errno set (I/O;
- * ETIMEDOUT past the deadline), or -2: wrong proof.
+ * ETIMEDOUT past the deadline), or -2: wrong proof, or -3: the acceptor
+ * closed the connection before sending a single byte of its answer (errno
+ * ECONNRESET; a proxy or tunnel in front of a listener that is not there yet
+ * does this).
  */
 int collie__auth_connect(int fd, const char *token, uint64_t deadline_ns,
                          struct collie__auth_nonces *nonces);

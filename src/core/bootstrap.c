@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -196,6 +197,50 @@ static collie_status accept_all(collie_comm *comm, const struct collie__identity
     return st;
 }
 
+/*
+ * A rank's connection to the rendezvous, its token proven both ways: OK with
+ * *fd and the nonces, or the status it failed with.  A connection closed
+ * before rank 0 answered a single byte is tried again until the deadline,
+ * as a refused one is: a proxy or tunnel in front of rank 0 (ssh -L, a
+ * service address) accepts before rank 0 listens, then closes.
+ */
+static collie_status join(collie_comm *comm, const struct collie__identity *id, int *fd,
+                          struct collie__auth_nonces *nonces)
+{
+    uint64_t pause_ns = 1000000;
+    for (int closed = 0;; closed++) {
+        char err[256];
+        if (collie__sock_connect(id->addr_host, id->addr_port, comm->deadline_ns, fd, err,
+                                 sizeof err) != 0)
+            return collie__fail(comm, COLLIE_ERR_TIMEOUT, "rank %d: rank 0's rendezvous: %s%s",
+                                comm->rank, err,
+                                closed ? " (every connection made was closed unanswered: a "
+                                         "proxy in front of a rendezvous that never listened?)"
+                                       : "");
+        int proof = collie__auth_connect(*fd, comm->token, comm->deadline_ns, nonces);
+        if (proof == 0)
+            return COLLIE_OK;
+        int e = errno;
+        close(*fd);
+        *fd = -1;
+        if (proof == -2)
+            return collie__fail(comm, COLLIE_ERR_AUTH,
+                                "rank %d: the rendezvous at %s:%d could not prove it knows this "
+                                "rank's COLLIE_TOKEN (another job, another token, or another "
+                                "COLLIE_ENCRYPT)",
+                                comm->rank, id->addr_host, id->addr_port);
+        if (proof == -1 || collie__now_ns() + pause_ns >= comm->deadline_ns)
+            return collie__fail(comm, e == ETIMEDOUT ? COLLIE_ERR_TIMEOUT : COLLIE_ERR_PEER_LOST,
+                                "rank %d: the rendezvous at %s:%d closed the connection before "
+                                "the handshake (rank 0 failed, or this job is over): %s",
+                                comm->rank, id->addr_host, id->addr_port, strerror(e));
+        struct timespec ts = {0, (long)pause_ns};
+        nanosleep(&ts, NULL);
+        if (pause_ns < 100000000)
+            pause_ns *= 2;
+    }
+}
+
 collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__identity *id)
 {
     if (comm->size == 1)
@@ -217,27 +262,8 @@ collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__ide
     if (comm->rank == 0) {
         st = accept_all(comm, id);
     } else {
-        char err[256];
-        st = COLLIE_OK;
-        if (collie__sock_connect(id->addr_host, id->addr_port, comm->deadline_ns, &fds[0], err,
-                                 sizeof err) != 0)
-            st = collie__fail(comm, COLLIE_ERR_TIMEOUT, "rank %d: rank 0's rendezvous: %s",
-                              comm->rank, err);
         struct collie__auth_nonces nonces;
-        int proof = st == COLLIE_OK
-                        ? collie__auth_connect(fds[0], comm->token, comm->deadline_ns, &nonces)
-                        : 0;
-        if (proof == -2)
-            st = collie__fail(comm, COLLIE_ERR_AUTH,
-                              "rank %d: the rendezvous at %s:%d could not prove it knows this "
-                              "rank's COLLIE_TOKEN (another job, another token, or another "
-                              "COLLIE_ENCRYPT)",
-                              comm->rank, id->addr_host, id->addr_port);
-        else if (proof != 0) /* it closed before answering: it failed, or its job is over */
-            st = collie__fail(comm, COLLIE_ERR_PEER_LOST,
-                              "rank %d: the rendezvous at %s:%d closed the connection before the "
-                              "handshake (rank 0 failed, or this job is over): %s",
-                              comm->rank, id->addr_host, id->addr_port, strerror(errno));
+        st = join(comm, id, &fds[0], &nonces);
         struct hello h = {HELLO_MAGIC, PROTOCOL_VERSION, comm->rank, comm->size};
         if (st == COLLIE_OK && collie__sock_send(fds[0], &h, sizeof h, comm->deadline_ns) != 0)
             st = io_failed(comm, 0, "the rendezvous");

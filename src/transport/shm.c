@@ -341,20 +341,21 @@ void collie__shm_begin(collie_comm *comm, const struct collie__op_desc *desc)
     struct collie__op_desc *slot = &s->ctl[s->me].desc[desc->seq & 1];
     /*
      * As a seqlock: first a number of the other parity, which no reader of
-     * this slot looks for, then the fields, then the number.  A reader that
+     * this slot looks for, then the fields, then the number.  Each field is
+     * a release store, so none is seen before the number that marks the
+     * slot as being written (no fence: TSan refuses those); a reader that
      * read the old number around a half-written copy sees it change
-     * (read_desc); one that reads the new number sees every field.  (A plain struct
-     * copy let a reader take the old call's number with the new call's
-     * count: a false MISMATCH at 8 ranks under TSan.)
+     * (read_desc), one that reads the new number sees every field.  (A plain
+     * struct copy let a reader take the old call's number with the new
+     * call's count: a false MISMATCH at 8 ranks under TSan.)
      */
     __atomic_store_n(&slot->seq, desc->seq ^ 1u, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    __atomic_store_n(&slot->coll, desc->coll, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot->dtype, desc->dtype, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot->op, desc->op, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot->algo, desc->algo, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot->root, desc->root, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot->count, desc->count, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->coll, desc->coll, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->dtype, desc->dtype, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->op, desc->op, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->algo, desc->algo, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->root, desc->root, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->count, desc->count, __ATOMIC_RELEASE);
     __atomic_store_n(&slot->seq, desc->seq, __ATOMIC_RELEASE);
     s->check_desc = 1;
 }

@@ -105,7 +105,7 @@ pair() {
 # Rank 0 last, behind the proxy: rank 1 tries again until rank 0 answers.
 pair 1 1
 ranks_done || fail "rank 0 started last behind a proxy: $(cat "$job_out")"
-echo "rank 0 last, behind a proxy: $(cat "$mitm_out" | tail -1)"
+echo "rank 0 last, behind a proxy: $(tail -1 "$mitm_out")"
 
 # Ranks that disagree on COLLIE_ENCRYPT fail the handshake, by name.
 pair 1 0 3

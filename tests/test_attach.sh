@@ -27,8 +27,8 @@ for first in far near; do
     printf '%s\n' "$out" | grep "a sync in" | grep -qv ": $first\$" && fail "rank 0 judged both ways: $out"
 done
 
-# Refused by the kernel, on every rank, or on one rank only: all stage (twoshot where
-# direct ran above), exactly.
+# Refused by the kernel, on every rank, or on one rank only: all stage (the window where
+# direct ran above: twoshot, and for reduce oneshot, whose root reduces alone), exactly.
 "$deny" true || { [ $? = 77 ] && echo "SKIP: no seccomp here" && exit 77; }
 expect_status 0 "$deny" "$collie" run -n 2 "$collie" info
 expect_output "cross-memory attach between this host's ranks: off"
@@ -43,7 +43,9 @@ for who in all 1; do
         fi
         expect_output "cross-memory attach to local rank [0-9] \(pid [0-9]+\) refused: Operation not permitted"
         expect_output "cross-memory attach off"
-        expect_output "$coll of [0-9]+ bytes on 2 ranks: twoshot \(cost model\)"
+        window=twoshot
+        [ $coll = reduce ] && window=oneshot
+        expect_output "$coll of [0-9]+ bytes on 2 ranks: $window \(cost model\)"
         printf '%s\n' "$out" | grep -q ": direct (cost model)" && fail "direct chosen where refused: $out"
     done
 done

@@ -35,6 +35,8 @@ static struct collie__machine machine(int ranks, int hosts, int per_host, int co
                                     .host_switch = 2e-6,
                                     .host_beta = 1e9,
                                     .host_cache_beta = 2e9,
+                                    .host_resident_beta = 1e9, /* as memory: no residency */
+                                    .host_alone_gain = 1,
                                     .host_cache_bytes = 1 << 20,
                                     .host_attach_beta = 4e9,
                                     .host_attach_mem_beta = 2e9,
@@ -91,6 +93,50 @@ static void hand_computed(void)
               "adaptive");
     CHECK(isinf(collie__cost(&four, COLLIE_COLL_REDUCE, COLLIE__ALGO_ADAPTIVE, 65536, 1)),
           "adaptive is offered where direct is not");
+
+    /*
+     * A reduction's buffers while the host's fit in half the cache (2 ranks'
+     * input and output of 1000 B in 1 MiB) move at host_resident_beta, and a
+     * reduce's root reduces alone, host_alone_gain times faster.
+     */
+    struct collie__machine fast = two;
+    fast.host_resident_beta = 4e9;
+    fast.host_alone_gain = 2;
+    /* sync 1 + every rank: copy in (1000 B at 4 GB/s, 1000 into a slot at 2), reduce 3000 at 4 */
+    expect_us(&fast, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + 0.75 + 0.75,
+              "oneshot resident");
+    /* the others copy their next input in while the root reduces: the root's round alone
+     * (4000 B at 8 GB/s, 1000 into its slot at 4) */
+    expect_us(&fast, COLLIE_COLL_REDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + 0.5 + 0.25,
+              "reduce oneshot, the root alone");
+    /* 2 syncs + every rank (2000 B at 4, 1500 at 2) + the root's copy out alone (1000 at 8 and 4) */
+    expect_us(&fast, COLLIE_COLL_REDUCE, COLLIE__ALGO_TWOSHOT, 1000, 2 + 1.25 + 0.375,
+              "reduce twoshot, the root alone");
+    /* 256 KiB: 2 ranks' 1 MiB of buffers no longer fit in half the cache: memory's 1 GB/s */
+    expect_us(&fast, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 262144,
+              1 + 4 * 262144 / 1e3 + 262144 / 2e3, "oneshot beyond the cache");
+    /* a core alone gains what the idle cores leave at most: on 2 cores, 2 of a gain of 4 */
+    struct collie__machine greedy = fast;
+    greedy.host_alone_gain = 4;
+    expect_us(&greedy, COLLIE_COLL_REDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + 0.5 + 0.25,
+              "the gain, bounded by the cores");
+    /* 4 ranks on 2 cores: the others share the cores beside the root, as in an allreduce */
+    struct collie__machine crowd = machine(4, 1, 4, 2);
+    crowd.host_resident_beta = 4e9;
+    crowd.host_alone_gain = 2;
+    expect_us(&crowd, COLLIE_COLL_REDUCE, COLLIE__ALGO_ONESHOT, 1000,
+              collie__cost(&crowd, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 1) * 1e6,
+              "a crowded host's reduce");
+    expect_us(&crowd, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 5 + 2 * (6 + 0.5),
+              "a crowded host: no residency");
+    /* 2 ranks on 4 cores: every phase has idle cores beside it */
+    struct collie__machine roomy = fast;
+    roomy.cores = 4;
+    expect_us(&roomy, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + (0.75 + 0.75) / 2,
+              "ranks fewer than the cores");
+    /* the copies keep memory's rate: a broadcast as on `two` */
+    expect_us(&fast, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 1000, 1 + 1.5 + 0.5,
+              "broadcast: not a reduction");
 
     struct collie__machine hosts = machine(4, 2, 2, 2);
     /* ring: 2 (n-1) steps of 10 us, 2 (n-1)/n of 1 MB at 0.1 GB/s */
@@ -159,17 +205,34 @@ static void choice(void)
      */
     two.attach = 1;
     two.host_attach_mem_beta = 0.25e9;
-    static const enum collie__coll reducing[] = {COLLIE_COLL_ALLREDUCE, COLLIE_COLL_REDUCE};
-    for (int i = 0; i < 2; i++) {
-        enum collie__coll coll = reducing[i];
-        CHECK(collie__select_on(&two, coll, 1000000)->id == COLLIE__ALGO_ADAPTIVE,
-              "%s where the placement decides: %s", collie__coll_name(coll),
-              collie__algo_name((int)collie__select_on(&two, coll, 1000000)->id));
-        two.host_far_cache_beta = 2e9;
-        CHECK(collie__select_on(&two, coll, 1000000)->id == COLLIE__ALGO_TWOSHOT,
-              "twoshot where far CPUs do not slow it");
-        two.host_far_cache_beta = 0.5e9;
-    }
+    CHECK(collie__select_on(&two, COLLIE_COLL_ALLREDUCE, 1000000)->id == COLLIE__ALGO_ADAPTIVE,
+          "allreduce where the placement decides: %s",
+          collie__algo_name((int)collie__select_on(&two, COLLIE_COLL_ALLREDUCE, 1000000)->id));
+    two.host_far_cache_beta = 2e9;
+    CHECK(collie__select_on(&two, COLLIE_COLL_ALLREDUCE, 1000000)->id == COLLIE__ALGO_TWOSHOT,
+          "twoshot where far CPUs do not slow it");
+    two.host_far_cache_beta = 0.5e9;
+    /*
+     * A reduce's window is oneshot, its root alone at twice the rate: 2254 us
+     * (4 syncs, 4 MB and 1 MB into the slots at 2 and 4 GB/s); the same with
+     * its reads at the far rate, 0.25 GB/s, 10004; adaptive's probe and
+     * oneshot from a synced start 2826, then direct's 5504 where far.
+     */
+    struct collie__machine alone = two;
+    alone.host_alone_gain = 2;
+    alone.host_far_cache_beta = 0.25e9;
+    CHECK(collie__select_on(&alone, COLLIE_COLL_REDUCE, 1000000)->id == COLLIE__ALGO_ADAPTIVE,
+          "reduce where the placement decides: %s",
+          collie__algo_name((int)collie__select_on(&alone, COLLIE_COLL_REDUCE, 1000000)->id));
+    alone.host_far_cache_beta = 2e9;
+    CHECK(collie__select_on(&alone, COLLIE_COLL_REDUCE, 1000000)->id == COLLIE__ALGO_ONESHOT,
+          "oneshot where far CPUs do not slow it");
+    /* far, oneshot would take 10004 us: over FAR_RISK (2.5) times direct's 2004 at 2 GB/s */
+    alone.host_far_cache_beta = 0.25e9;
+    alone.host_attach_mem_beta = 2e9;
+    CHECK(collie__select_on(&alone, COLLIE_COLL_REDUCE, 1000000)->id == COLLIE__ALGO_DIRECT,
+          "direct where the window risks over 2.5x its time: %s",
+          collie__algo_name((int)collie__select_on(&alone, COLLIE_COLL_REDUCE, 1000000)->id));
     two.host_attach_mem_beta = 2e9;
     CHECK(collie__select_on(&two, COLLIE_COLL_ALLREDUCE, 1000000)->id == COLLIE__ALGO_DIRECT,
           "direct where it wins in either placement");
@@ -177,6 +240,31 @@ static void choice(void)
     two.host_attach_mem_beta = 0.25e9;
     CHECK(collie__select_on(&two, COLLIE_COLL_ALLREDUCE, 1000000)->id == COLLIE__ALGO_TWOSHOT,
           "adaptive without cross-memory attach");
+
+    /*
+     * The library's own rates, 2 ranks on 2 cores (docs/PERFORMANCE.md, *Reduce
+     * at 2 ranks*): the root reducing alone in oneshot where the CPUs share a
+     * cache, with direct where they do not (adaptive) from 1 MiB, direct
+     * alone at 256 KiB, where oneshot would be 3.4x slower there; the
+     * allreduce's direct from 64 KiB as before.
+     */
+    struct collie__machine own = machine(2, 1, 2, 2);
+    collie__machine_default_rates(&own);
+    static const struct {
+        size_t bytes;
+        enum collie__algo_id reduce;
+    } want[] = {{16384, COLLIE__ALGO_ONESHOT},    {65536, COLLIE__ALGO_ONESHOT},
+                {262144, COLLIE__ALGO_DIRECT},    {1 << 20, COLLIE__ALGO_ADAPTIVE},
+                {4 << 20, COLLIE__ALGO_ADAPTIVE}, {64 << 20, COLLIE__ALGO_ADAPTIVE}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        const struct collie__algo *r = collie__select_on(&own, COLLIE_COLL_REDUCE, want[k].bytes);
+        const struct collie__algo *a =
+            collie__select_on(&own, COLLIE_COLL_ALLREDUCE, want[k].bytes);
+        CHECK(r->id == want[k].reduce, "reduce of %zu bytes on 2 ranks: %s, want %s", want[k].bytes,
+              collie__algo_name((int)r->id), collie__algo_name((int)want[k].reduce));
+        CHECK(want[k].bytes < 65536 || want[k].bytes > (4u << 20) || a->id == COLLIE__ALGO_DIRECT,
+              "allreduce of %zu bytes: %s", want[k].bytes, collie__algo_name((int)a->id));
+    }
 }
 
 static char *text_of(const struct collie__machine *m)
@@ -232,7 +320,8 @@ static void description(void)
                {"ranks = 2.5\n", "expected a positive whole number"},
                {"cores = -1\n", "expected a positive whole number"},
                {"hosts 4\n", "line 1: 'hosts 4': expected key = value"},
-               {"host_latency_us = 0\n", "expected a positive number"}};
+               {"host_latency_us = 0\n", "expected a positive number"},
+               {"host_alone_gain = 0.5\n", "host_alone_gain = '0.5': expected 1 or more"}};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         struct collie__machine x = machine(2, 1, 2, 2);
         err[0] = '\0';

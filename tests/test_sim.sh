@@ -42,6 +42,8 @@ check_choices -n 4 --hosts 2 --cores "$cores"
 expect_status 0 "$collie" bench -n 2 --tune "$dir/tuned.machine"
 expect_output "host_latency_us .* from allreduce of 4 bytes"
 expect_output "host_bandwidth_gbs .* from allreduce of 16777216 bytes"
+expect_output "host_resident_gbs .* from allreduce of 1048576 bytes \(oneshot\)"
+expect_output "host_alone_gain .* from reduce of 1048576 bytes \(oneshot\)"
 if "$collie" info | grep -q "cross-memory attach between this host's ranks: on"; then
     expect_output "host_attach_call_us .* from allreduce of 4 bytes \(direct\)"
     expect_output "host_attach_gbs .* from allreduce of 4194304 bytes \(direct\)"

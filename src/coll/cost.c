@@ -31,15 +31,63 @@ static double sync_cost(machine *m)
 }
 
 /*
- * Seconds for every rank of the host to move `user` bytes at memory's rate
- * (the user's buffers, read or written, and the slots a reduction reads: its
- * arithmetic keeps to that pace) and `slot` bytes at cache's (the staging
- * slots, copied in and out), the cores shared among the ranks.
+ * How many times its share of the host's traffic one core gets while only
+ * `busy` of the cores stream: the rates are each core's share when all of
+ * them do, and the host's caches and memory serve a core with idle
+ * neighbours up to host_alone_gain times that (measured on 2 cores: a
+ * reduce's root, reducing alone, took half an allreduce's time).
  */
-static double move(machine *m, double user, double slot)
+static double gain(machine *m, int busy)
+{
+    double spare = (double)m->cores / busy,
+           g = spare < m->host_alone_gain ? spare : m->host_alone_gain;
+    return g > 1 ? g : 1;
+}
+
+/*
+ * Seconds for every rank of the host to move `user` bytes of its buffers at
+ * `user_beta` and `slot` bytes of the staging slots, copied in and out, the
+ * cores shared among the ranks.  The copies' user_beta is memory's.
+ */
+static double slot_beta(machine *m) { return m->far ? m->host_far_cache_beta : m->host_cache_beta; }
+
+static double move(machine *m, double user_beta, double user, double slot)
 {
     int L = m->ranks_per_host, busy = L < m->cores ? L : m->cores;
-    return (double)L / busy * (user / m->host_beta + slot / m->host_cache_beta);
+    return (double)L / busy * (user / user_beta + slot / slot_beta(m)) / gain(m, busy);
+}
+
+/*
+ * The same for one rank while the others wait: a root's share of a reduce.
+ * Only where the ranks fit on the cores: on a crowded host the others are
+ * runnable beside it (measured at 8 ranks on 2 cores, a oneshot reduce is no
+ * faster than twoshot), and it shares the cores as every rank does.
+ */
+static double alone(machine *m, double user_beta, double user, double slot)
+{
+    if (m->ranks_per_host > m->cores)
+        return move(m, user_beta, user, slot);
+    return (user / user_beta + slot / slot_beta(m)) / gain(m, 1);
+}
+
+/*
+ * A reduction's rate of the user's buffers and of the slots it reads (its
+ * arithmetic keeps to that pace): host_resident_beta while the host's
+ * inputs and outputs, every rank's, fit in half the cache, as a loop that
+ * reduces the same buffers finds them (fitted to 2 ranks at 16 KiB-4 MiB),
+ * where the ranks fit on the cores (a crowded host's rates were fitted
+ * without it: docs/SCALE.md); memory's beyond.  Where the CPUs share no cache the slots it reads cross
+ * between them, at the slots' rate there at most (measured at 2 ranks, a
+ * oneshot reduce 3.7-3.8x slower at 16-64 KiB, and 3.9-4.5x at 16-64 MiB).  The copies' user bytes keep memory's rate: their
+ * crossovers against the single copies were measured so.
+ */
+static double reduction_beta(machine *m, double s)
+{
+    int resident = 2 * (2 * s * m->ranks_per_host) <= (double)m->host_cache_bytes &&
+                   m->ranks_per_host <= m->cores;
+    double beta =
+        resident && m->host_resident_beta > m->host_beta ? m->host_resident_beta : m->host_beta;
+    return m->far && beta > m->host_far_cache_beta ? m->host_far_cache_beta : beta;
 }
 
 /* Rounds of `bytes` through a slot. */
@@ -54,18 +102,38 @@ static double rounds(machine *m, double bytes)
  * bytes each moves of its buffers and of the slots, s the call's bytes.
  */
 
-/* Copy in (read s, write a slot), one sync, reduce n slots into the result. */
-static double oneshot(machine *m, double s)
+/* Who works while a oneshot reduces (oneshot()). */
+enum shot {
+    EVERY_RANK,  /* allreduce: every rank reduces */
+    ROOT_ALONE,  /* reduce: the others return after the sync and copy their next input in
+                    (of the next round, and of the next call) while the root reduces */
+    ROOT_SYNCED, /* the same in a call that starts with every rank synced (adaptive's probe):
+                    its first round runs as an allreduce's, the root waiting on every copy
+                    (measured: 20 us more than ROOT_ALONE at 2 ranks from 256 KiB) */
+};
+
+/*
+ * Copy in (read s, write a slot), one sync, reduce n slots into the result.
+ * Measured at 2 ranks, a loop of reduces takes half a loop of allreduces'
+ * time: its root works alone (docs/PERFORMANCE.md, *Reduce at 2 ranks*).
+ */
+static double oneshot(machine *m, double s, enum shot shot)
 {
-    double n = m->ranks_per_host;
-    return rounds(m, s) * sync_cost(m) + move(m, (2 + n) * s, s);
+    double n = m->ranks_per_host, b = reduction_beta(m, s), r = rounds(m, s);
+    double together = shot == EVERY_RANK ? s : shot == ROOT_SYNCED ? s / r : 0, rest = s - together;
+    return r * sync_cost(m) + move(m, b, (2 + n) * together, together) +
+           alone(m, b, (2 + n) * rest, rest);
 }
 
-/* Copy in, reduce a 1/n slice of n slots into a slot, copy all slices out: two syncs. */
-static double twoshot(machine *m, double s)
+/*
+ * Copy in, reduce a 1/n slice of n slots into a slot, two syncs, copy all
+ * slices out: every rank, or (reduce) the root alone.
+ */
+static double twoshot(machine *m, double s, int rooted)
 {
-    double n = m->ranks_per_host;
-    return 2 * rounds(m, s) * sync_cost(m) + move(m, 3 * s, (2 + 1 / n) * s);
+    double n = m->ranks_per_host, b = reduction_beta(m, s);
+    double out = rooted ? alone(m, b, s, s) : move(m, b, s, s);
+    return 2 * rounds(m, s) * sync_cost(m) + move(m, b, 2 * s, (1 + 1 / n) * s) + out;
 }
 
 /*
@@ -106,7 +174,7 @@ static double direct(machine *m, double s)
     double calls = 2 * (n - 1) * ceil(s / (COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes));
     return 2 * sync_cost(m) + calls * m->host_attach_call +
            2 * (n - 1) * slice / attach_beta(m, 2 * s * n) +
-           move(m, 2 * slice, 2 * (n - 1) * slice);
+           move(m, reduction_beta(m, s), 2 * slice, 2 * (n - 1) * slice);
 }
 
 /*
@@ -132,7 +200,7 @@ static double gather_direct(machine *m, double s, double host_bytes)
     if (!attach_offered(m))
         return HUGE_VAL;
     return 2 * sync_cost(m) + (n - 1) * (m->host_attach_call + s / attach_beta(m, host_bytes)) +
-           move(m, 2 * s, 0);
+           move(m, m->host_beta, 2 * s, 0);
 }
 
 static double reduce_scatter_direct(machine *m, double s)
@@ -142,7 +210,8 @@ static double reduce_scatter_direct(machine *m, double s)
         return HUGE_VAL;
     double piece = COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes / n;
     return 2 * sync_cost(m) + (n - 1) * ceil(s / piece) * m->host_attach_call +
-           (n - 1) * s / attach_beta(m, n * (n + 1) * s) + move(m, 2 * s, (n - 1) * s);
+           (n - 1) * s / attach_beta(m, n * (n + 1) * s) +
+           move(m, m->host_beta, 2 * s, (n - 1) * s);
 }
 
 /*
@@ -165,14 +234,14 @@ static double adaptive(machine *m, double window)
  */
 static double broadcast_staged(machine *m, double s)
 {
-    return rounds(m, s) * sync_cost(m) + move(m, 1.5 * s, s);
+    return rounds(m, s) * sync_cost(m) + move(m, m->host_beta, 1.5 * s, s);
 }
 
 /* Stage the block, one sync, copy n blocks out. */
 static double allgather_staged(machine *m, double s)
 {
     double n = m->ranks_per_host;
-    return rounds(m, s) * sync_cost(m) + move(m, (1 + n) * s, (1 + n) * s);
+    return rounds(m, s) * sync_cost(m) + move(m, m->host_beta, (1 + n) * s, (1 + n) * s);
 }
 
 /*
@@ -184,14 +253,14 @@ static double allgather_staged(machine *m, double s)
 static double reduce_scatter_staged(machine *m, double s)
 {
     double n = m->ranks_per_host;
-    return rounds(m, n * s) * sync_cost(m) + move(m, (n + 1) * s, 2 * n * s);
+    return rounds(m, n * s) * sync_cost(m) + move(m, m->host_beta, (n + 1) * s, 2 * n * s);
 }
 
 /* Stage n blocks, one sync, copy n blocks out. */
 static double alltoall_staged(machine *m, double s)
 {
     double n = m->ranks_per_host;
-    return rounds(m, n * s) * sync_cost(m) + move(m, 2 * n * s, 2 * n * s);
+    return rounds(m, n * s) * sync_cost(m) + move(m, m->host_beta, 2 * n * s, 2 * n * s);
 }
 
 /* ---- point to point: every step at the links' rates ---- */
@@ -204,7 +273,7 @@ static double alltoall_staged(machine *m, double s)
 static double step_alpha(machine *m) { return m->hosts > 1 ? m->link_alpha : sync_cost(m); }
 static double link_rate(machine *m)
 {
-    return m->hosts > 1 ? m->links * m->link_beta : 1 / move(m, 2.0, 2.0);
+    return m->hosts > 1 ? m->links * m->link_beta : 1 / move(m, m->host_beta, 2.0, 2.0);
 }
 
 /* Flows that share one link at once: a host's ranks (one pair's ring on one host). */
@@ -261,7 +330,7 @@ static double allreduce_hierarchical(machine *m, double s)
         link = steps;
     }
     return r * (2 * sync_cost(m) + steps * step_alpha(m)) + link * s / link_rate(m) +
-           move(m, 3 * s, (2 + 1.0 / m->ranks_per_host) * s);
+           move(m, reduction_beta(m, s), 3 * s, (2 + 1.0 / m->ranks_per_host) * s);
 }
 
 /* The ring's reduce-scatter, then every block to the root: its link takes (n-L)/n of the data. */
@@ -280,10 +349,10 @@ static double reduce_ring(machine *m, double s)
  * 3.3-8.4).  A call costs its handoffs, and each rank's `user` bytes of its
  * buffers and its message into and out of a ring.
  */
-static double tree(machine *m, double s, double user)
+static double tree(machine *m, double s, double user, double user_beta)
 {
     if (m->hosts == 1)
-        return log2_steps(m->ranks) * m->host_alpha + move(m, user, 2 * s);
+        return log2_steps(m->ranks) * m->host_alpha + move(m, user_beta, user, 2 * s);
     return log2_steps(m->ranks) * step_alpha(m) + log2_steps(m->hosts) * s / link_rate(m);
 }
 
@@ -310,11 +379,11 @@ static double alltoall_pairwise(machine *m, double s)
 static double neighbor(machine *m, double s, int degree)
 {
     if (m->hosts == 1)
-        return sync_cost(m) + move(m, (1.0 + degree) * s, (1.0 + degree) * s);
+        return sync_cost(m) + move(m, m->host_beta, (1.0 + degree) * s, (1.0 + degree) * s);
     double all = log2_steps(m->ranks), near = log2_steps(m->ranks_per_host);
     double away = all > near ? (all - near) / all : 1;
     return step_alpha(m) + away * flows(m) * degree * s / link_rate(m) +
-           move(m, (1.0 + degree) * s, 0);
+           move(m, m->host_beta, (1.0 + degree) * s, 0);
 }
 
 double collie__cost(const struct collie__machine *m, enum collie__coll coll,
@@ -325,14 +394,14 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
 #define C(name) COLLIE_COLL_##name
 #define A(name) COLLIE__ALGO_##name
     switch (PAIR(coll, algo)) {
-    case PAIR(C(ALLREDUCE), A(ONESHOT)):
-    case PAIR(C(REDUCE), A(ONESHOT)): return oneshot(m, s);
-    case PAIR(C(ALLREDUCE), A(TWOSHOT)):
-    case PAIR(C(REDUCE), A(TWOSHOT)): return twoshot(m, s);
+    case PAIR(C(ALLREDUCE), A(ONESHOT)): return oneshot(m, s, EVERY_RANK);
+    case PAIR(C(REDUCE), A(ONESHOT)): return oneshot(m, s, ROOT_ALONE);
+    case PAIR(C(ALLREDUCE), A(TWOSHOT)): return twoshot(m, s, 0);
+    case PAIR(C(REDUCE), A(TWOSHOT)): return twoshot(m, s, 1);
     case PAIR(C(ALLREDUCE), A(DIRECT)):
     case PAIR(C(REDUCE), A(DIRECT)): return direct(m, s);
-    case PAIR(C(ALLREDUCE), A(ADAPTIVE)):
-    case PAIR(C(REDUCE), A(ADAPTIVE)): return adaptive(m, twoshot(m, s));
+    case PAIR(C(ALLREDUCE), A(ADAPTIVE)): return adaptive(m, twoshot(m, s, 0));
+    case PAIR(C(REDUCE), A(ADAPTIVE)): return adaptive(m, oneshot(m, s, ROOT_SYNCED));
     case PAIR(C(BROADCAST), A(ADAPTIVE)): return adaptive(m, broadcast_staged(m, s));
     case PAIR(C(ALLGATHER), A(ADAPTIVE)): return adaptive(m, allgather_staged(m, s));
     case PAIR(C(REDUCE_SCATTER), A(ADAPTIVE)): return adaptive(m, reduce_scatter_staged(m, s));
@@ -350,8 +419,8 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
      * is 1.3-2.3x faster than twoshot at 16-64 KiB, twoshot 1.5-2x faster
      * from 128 KiB at 4 ranks and 256 KiB at 8).
      */
-    case PAIR(C(BROADCAST), A(TREE)): return tree(m, s, 2 * s);
-    case PAIR(C(REDUCE), A(TREE)): return tree(m, s, 3.5 * s);
+    case PAIR(C(BROADCAST), A(TREE)): return tree(m, s, 2 * s, m->host_beta);
+    case PAIR(C(REDUCE), A(TREE)): return tree(m, s, 3.5 * s, reduction_beta(m, s));
     case PAIR(C(BROADCAST), A(STAGED)): return broadcast_staged(m, s);
     case PAIR(C(BROADCAST), A(DIRECT)): return broadcast_direct(m, s);
     case PAIR(C(ALLGATHER), A(DIRECT)): return gather_direct(m, s, L * (L + 1) * s);
@@ -368,7 +437,7 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(NEIGHBOR_ALLREDUCE), A(NEIGHBOR)):
     case PAIR(C(NEIGHBOR_ALLGATHER), A(NEIGHBOR)): return neighbor(m, s, degree);
     case PAIR(C(HIER_NEIGHBOR_ALLREDUCE), A(HIERARCHICAL)):
-        return twoshot(m, s) + neighbor(m, s / m->ranks_per_host, degree);
+        return twoshot(m, s, 0) + neighbor(m, s / m->ranks_per_host, degree);
     default: return HUGE_VAL;
     }
 #undef A

@@ -8,9 +8,12 @@
  * The model is Hockney's, per link class, as NCCL's tuner:
  *     time = steps * alpha + bytes through the busiest resource / beta.
  * Within a host the resource is the cores: every byte of the user's
- * buffers a rank reads or writes costs 1/host_beta (memory), every byte of
- * the staging slots 1/host_cache_beta (they stay in cache), and ranks
- * beyond the cores share them.  A sync of the host's ranks costs host_alpha
+ * buffers a rank reads or writes costs 1/host_beta (memory; while the
+ * host's buffers fit in half its cache, 1/host_resident_beta), every byte
+ * of the staging slots 1/host_cache_beta (they stay in cache), and ranks
+ * beyond the cores share them.  Those rates are each core's share while
+ * all the cores stream; a phase that leaves cores idle (a reduce's root,
+ * reducing while the others wait) runs up to host_alone_gain times faster.  A sync of the host's ranks costs host_alpha
  * while they fit on the cores, plus a context switch (host_switch) for every
  * rank beyond them.  Between hosts the resource is a host's link (links x
  * link_beta each way); a flat algorithm waits for its slowest edge, so all
@@ -36,15 +39,20 @@ struct collie__machine {
     double host_switch;     /* added to a sync per rank beyond the cores */
     double host_beta;       /* bytes one core reads or writes per second, of memory */
     double host_cache_beta; /* the same, of the staging slots (in cache) */
+    double host_resident_beta;   /* the same, of the user's buffers while the host's fit in half
+                                  the cache */
+    double host_alone_gain;      /* how many times that rate one core gets while the others idle */
     size_t host_cache_bytes;     /* a host's last-level cache */
     double host_attach_beta;     /* bytes per second one core copies to or from another rank, */
     double host_attach_mem_beta; /* ... within the cache, and of memory */
     double host_attach_call;     /* seconds of one such copy's system call, beside its bytes */
     double host_far_sync;        /* a sync slower than this per peer: the CPUs share no cache */
     double host_far_cache_beta;  /* host_cache_beta while they share none */
-    double link_alpha;           /* one message between hosts */
-    double link_beta;            /* bytes per second of one link, each way */
-    int links;                   /* links per host used at once */
+    int far; /* 1: cost the CPUs' other placement, sharing no cache (select.c): the slots, and
+                a reduction's reads of the slots its peers wrote, at host_far_cache_beta */
+    double link_alpha; /* one message between hosts */
+    double link_beta;  /* bytes per second of one link, each way */
+    int links;         /* links per host used at once */
 };
 
 /* The defaults of the rates (this file's measured machine; COLLIE_NET_* for the links). */

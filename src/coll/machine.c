@@ -23,6 +23,14 @@
 #define HOST_BETA_BPS 14.5e9
 #define HOST_CACHE_BETA_BPS 60e9 /* fitted to 2 ranks' 64 MiB allgather and alltoall */
 /*
+ * The user's buffers while the host's fit in half its cache, and a core's
+ * gain with its neighbour idle: fitted together to 2 ranks' oneshot,
+ * twoshot and direct reduce and allreduce at 16 KiB-4 MiB, near state
+ * (docs/PERFORMANCE.md, *Reduce at 2 ranks*; docs/results/reduce_algos).
+ */
+#define HOST_RESIDENT_BETA_BPS 28e9
+#define HOST_ALONE_GAIN 2.0
+/*
  * Cross-memory attach between two ranks: of memory, fitted to 2 ranks' 64
  * MiB direct allreduce (docs/PERFORMANCE.md); in cache, and the call's own
  * cost, as `collie bench --tune` measured them (18.8-20.4 GB/s in the fast
@@ -45,7 +53,7 @@
 #define HOST_FAR_CACHE_BETA_BPS 6.7e9
 #define HOST_FAR_SYNC_S 0.1e-6
 
-enum kind { INT, SIZE, RATE, MICROS };
+enum kind { INT, SIZE, RATE, MICROS, GAIN /* a factor of 1 or more */ };
 
 static const struct key {
     const char *name;
@@ -67,6 +75,11 @@ static const struct key {
     K(host_switch, "host_switch_us", MICROS, "added to a sync per rank beyond the cores"),
     K(host_beta, "host_bandwidth_gbs", RATE, "GB/s one core reads or writes of memory"),
     K(host_cache_beta, "host_cache_gbs", RATE, "GB/s one core reads or writes of the slots"),
+    K(host_resident_beta, "host_resident_gbs", RATE,
+      "GB/s one core reads or writes of the user's buffers while the host's fit in half "
+      "its cache (below host_bandwidth_gbs: that)"),
+    K(host_alone_gain, "host_alone_gain", GAIN,
+      "times its share of the host's traffic one core gets while the others are idle"),
     K(host_cache_bytes, "host_cache_bytes", SIZE, "a host's last-level cache"),
     K(host_attach_beta, "host_attach_gbs", RATE,
       "GB/s one core copies to or from another rank "
@@ -89,6 +102,8 @@ void collie__machine_default_rates(struct collie__machine *m)
     m->host_switch = HOST_SWITCH_S;
     m->host_beta = HOST_BETA_BPS;
     m->host_cache_beta = HOST_CACHE_BETA_BPS;
+    m->host_resident_beta = HOST_RESIDENT_BETA_BPS;
+    m->host_alone_gain = HOST_ALONE_GAIN;
     m->attach = 1; /* what the kernel allows by default; the library probes its own */
     m->host_cache_bytes = HOST_CACHE_BYTES;
     m->host_attach_beta = HOST_ATTACH_BETA_BPS;
@@ -127,12 +142,17 @@ static int set(struct collie__machine *m, const struct key *k, const char *value
                  whole ? "whole number" : "number", zero_ok ? ", or 0" : "");
         return -1;
     }
+    if (k->kind == GAIN && v < 1) {
+        snprintf(err, errlen, "%s = '%s': expected 1 or more", k->name, value);
+        return -1;
+    }
     void *field = (char *)m + k->offset;
     switch (k->kind) {
     case INT: *(int *)field = (int)v; break;
     case SIZE: *(size_t *)field = (size_t)v; break;
     case RATE: *(double *)field = v * 1e9; break;
     case MICROS: *(double *)field = v * 1e-6; break;
+    case GAIN: *(double *)field = v; break;
     }
     return 0;
 }
@@ -212,6 +232,7 @@ double collie__machine_get(const struct collie__machine *m, const char *key)
     case SIZE: return (double)*(const size_t *)field;
     case RATE: return *(const double *)field / 1e9;
     case MICROS: return *(const double *)field * 1e6;
+    case GAIN: return *(const double *)field;
     }
     return NAN;
 }
@@ -228,6 +249,7 @@ void collie__machine_write(const struct collie__machine *m, FILE *out)
         case SIZE: snprintf(value, sizeof value, "%zu", *(const size_t *)field); break;
         case RATE: snprintf(value, sizeof value, "%.15g", *(const double *)field / 1e9); break;
         case MICROS: snprintf(value, sizeof value, "%.15g", *(const double *)field * 1e6); break;
+        case GAIN: snprintf(value, sizeof value, "%.15g", *(const double *)field); break;
         }
         fprintf(out, "%-18s = %-22s # %s\n", keys[i].name, value, keys[i].meaning);
     }

@@ -266,11 +266,18 @@ collie_status collie__select_check_forced(collie_comm *comm)
     return COLLIE_OK;
 }
 
-/* The window algorithm that adaptive runs where the CPUs share a cache. */
+/*
+ * The window algorithm that adaptive runs where the CPUs share a cache: the
+ * fastest there (a reduce's root reducing alone in oneshot: 1.2-1.6x ahead
+ * of twoshot at 2 ranks from 16 KiB to 64 MiB, docs/PERFORMANCE.md).
+ */
 static enum collie__algo_id near_of(enum collie__coll coll)
 {
-    return coll == COLLIE_COLL_ALLREDUCE || coll == COLLIE_COLL_REDUCE ? COLLIE__ALGO_TWOSHOT
-                                                                       : COLLIE__ALGO_STAGED;
+    switch (coll) {
+    case COLLIE_COLL_ALLREDUCE: return COLLIE__ALGO_TWOSHOT;
+    case COLLIE_COLL_REDUCE: return COLLIE__ALGO_ONESHOT;
+    default: return COLLIE__ALGO_STAGED;
+    }
 }
 
 static collie_status run_adaptive(collie_comm *c, const struct collie__op *op)
@@ -282,25 +289,34 @@ static collie_status run_adaptive(collie_comm *c, const struct collie__op *op)
 
 /*
  * The model's choice `best`, made on the rates of CPUs that share a cache,
- * or adaptive, which runs it or direct as it finds the placement (a virtual
- * machine's host moves its vCPUs between the two at any time:
- * docs/PERFORMANCE.md): where `best` is adaptive's window algorithm, direct
- * would beat it were the CPUs to share no cache (the slots at
- * host_far_cache_beta), and adaptive's probe costs less than what `best`
- * gains on direct where they share one.
+ * weighed against the placement a virtual machine's host may switch to at
+ * any time (docs/PERFORMANCE.md): CPUs that share no cache, where the window
+ * algorithms slow down (cost.h's `far`) and direct does not.  Where `best`
+ * is a window algorithm: adaptive (its probe, then its window algorithm or
+ * direct as it finds the placement) where direct and the probe would beat
+ * `best` there and the probe costs less than what the window gains on
+ * direct here; else direct where `best` would take over twice its time
+ * there (FAR_RISK); else `best`.
  */
+#define FAR_RISK 2.5
 static const struct collie__algo *placed(const struct collie__machine *m,
                                          const struct collie__algo *best, size_t bytes)
 {
     const struct collie__algo *adaptive = entry(best->coll, COLLIE__ALGO_ADAPTIVE);
-    if (!adaptive || !m->attach || best->id != near_of(best->coll))
+    const struct collie__algo *direct = entry(best->coll, COLLIE__ALGO_DIRECT);
+    enum collie__coll coll = best->coll;
+    if (!adaptive || !direct || !m->attach || best == direct || m->hosts > 1 ||
+        best->scope != COLLIE_SCOPE_HOST)
         return best;
     struct collie__machine far = *m;
-    far.host_cache_beta = m->host_far_cache_beta;
-    double direct = collie__cost(m, best->coll, COLLIE__ALGO_DIRECT, bytes, 1);
-    double window_far = collie__cost(&far, best->coll, best->id, bytes, 1);
-    double near = collie__cost(m, best->coll, COLLIE__ALGO_ADAPTIVE, bytes, 1);
-    return direct < window_far && near < direct ? adaptive : best;
+    far.far = 1;
+    double d = collie__cost(m, coll, COLLIE__ALGO_DIRECT, bytes, 1);
+    double best_far = collie__cost(&far, coll, best->id, bytes, 1);
+    double near = collie__cost(m, coll, COLLIE__ALGO_ADAPTIVE, bytes, 1);
+    double probe = near - collie__cost(m, coll, near_of(coll), bytes, 1);
+    if (best->id == near_of(coll) && probe + d < best_far && near < d)
+        return adaptive;
+    return best_far > FAR_RISK * d ? direct : best;
 }
 
 const struct collie__algo *collie__select_on(const struct collie__machine *m, int coll,

@@ -13,6 +13,8 @@
  *                      outnumber its cores;
  *   host_bandwidth_gbs a 16 MiB allreduce of the two (host_cache_gbs stays: solving
  *                      both from two calls proved ill-conditioned on a noisy host);
+ *   host_resident_gbs  a 1 MiB oneshot allreduce of the two (their buffers in cache);
+ *   host_alone_gain    a 1 MiB oneshot reduce of the two (the root reduces alone);
  *   link_latency_us    a 4-byte allreduce of one rank of host 0 and one of host 1;
  *   link_bandwidth_gbs a 16 MiB allreduce of those two;
  *   host_attach_call_us, host_attach_gbs, host_attach_memory_gbs
@@ -39,23 +41,30 @@
  */
 #define TUNE_SHARE_MIN 0.25
 
-/* An allreduce of `bytes`, timed `iters` times. */
+/* An allreduce (or a reduce to rank 0) of `bytes`, timed `iters` times. */
 struct probe {
     size_t bytes;
     int iters;
+    const char *coll; /* "allreduce" or "reduce" */
 };
 
-/* The slowest member's median seconds per allreduce of p on comm (NULL: not a member, 0). */
+/*
+ * The slowest member's median seconds per call of p on comm (NULL: not a
+ * member, 0).  A reduce reads the first half of buf and writes the second.
+ */
 static double measure(collie_comm *comm, const struct probe *p, float *buf, double *times)
 {
     if (!comm)
         return 0;
     size_t count = p->bytes / sizeof(float);
+    int reduce = !strcmp(p->coll, "reduce");
     for (int i = -2; i < p->iters; i++) { /* two warm-up calls */
         double t0 = bench_now_s();
-        collie_status st = collie_allreduce(comm, buf, buf, count, COLLIE_FLOAT32, COLLIE_MAX);
+        collie_status st =
+            reduce ? collie_reduce(comm, buf, buf + count, count, COLLIE_FLOAT32, COLLIE_MAX, 0)
+                   : collie_allreduce(comm, buf, buf, count, COLLIE_FLOAT32, COLLIE_MAX);
         if (st != COLLIE_OK) {
-            fprintf(stderr, "collie bench --tune: allreduce: %s\n", collie_last_error(comm));
+            fprintf(stderr, "collie bench --tune: %s: %s\n", p->coll, collie_last_error(comm));
             return -1;
         }
         if (i >= 0)
@@ -79,25 +88,28 @@ static int set_value(struct collie__machine *m, const char *key, double v)
 /*
  * The value of `key` for which the model predicts `seconds` for p on m (a
  * sub-communicator's placement): the prediction is a + b x, x the value (a
- * latency) or its inverse (a rate), so two predictions give a and b.  The
- * rates m had stay when the measurement cannot be explained (a non-positive
- * solution); 0, -1 on an error.
+ * latency) or its inverse (a rate, a gain), so two predictions, at x and 2x,
+ * give a and b: x is the value m has, or `lo`, the least the key takes,
+ * where it has one (a gain: 1 and 2, which a pair's idle core allows).  The
+ * rates m had stay when the measurement cannot be explained (a solution
+ * below that least, or not positive); 0, -1 on an error.
  */
-static int solve(struct collie__machine *m, const char *key, int rate, const struct probe *p,
-                 const char *algo, double seconds)
+static int solve(struct collie__machine *m, const char *key, int rate, double lo,
+                 const struct probe *p, const char *algo, double seconds)
 {
-    double keep = collie__tools_machine_get(m, key), t1, t2;
+    double keep = collie__tools_machine_get(m, key), x = lo > 0 ? lo : keep, t1, t2;
     const char *chosen;
-    if (set_value(m, key, 1) ||
-        collie__tools_predict(m, "allreduce", algo, p->bytes, 1, &t1, &chosen) ||
-        set_value(m, key, 2) ||
-        collie__tools_predict(m, "allreduce", algo, p->bytes, 1, &t2, &chosen))
+    if (set_value(m, key, x) ||
+        collie__tools_predict(m, p->coll, algo, p->bytes, 1, &t1, &chosen) ||
+        set_value(m, key, 2 * x) ||
+        collie__tools_predict(m, p->coll, algo, p->bytes, 1, &t2, &chosen))
         return -1;
-    double b = rate ? 2 * (t1 - t2) : t2 - t1, a = t1 - b;
+    /* from x to 2x a rate's 1/x halves and a latency's x doubles */
+    double b = rate ? 2 * x * (t1 - t2) : (t2 - t1) / x, a = rate ? t1 - b / x : t1 - b * x;
     double v = rate ? b / (seconds - a) : (seconds - a) / b;
-    int ok = isfinite(v) && v > 0, weak = ok && seconds - a < TUNE_SHARE_MIN * seconds;
-    printf("# %-18s %12.6g  from allreduce of %zu bytes (%s): %.2f us%s\n", key,
-           ok && !weak ? v : keep, p->bytes, chosen, seconds * 1e6,
+    int ok = isfinite(v) && v > 0 && v >= lo, weak = ok && seconds - a < TUNE_SHARE_MIN * seconds;
+    printf("# %-18s %12.6g  from %s of %zu bytes (%s): %.2f us%s\n", key, ok && !weak ? v : keep,
+           p->coll, p->bytes, chosen, seconds * 1e6,
            !ok    ? ", which the model cannot explain: the library's value stays"
            : weak ? ", which the model's other terms nearly explain: too little to solve from, "
                     "the library's value stays"
@@ -148,25 +160,30 @@ int bench_tune(const char *path)
         printf("# collie bench --tune: %d ranks on %d host(s), %d on host 0, %d cores a host\n",
                collie_size(comm), hosts, host0_size, host_cores);
     }
-    const struct probe sync = {4, iters}, slow_sync = {4, 200}, copy = {TUNE_BYTES, 10},
-                       wire = {TUNE_BYTES, 5}, cached = {4u << 20, 50};
+    const char *ar = "allreduce";
+    const struct probe sync = {4, iters, ar}, slow_sync = {4, 200, ar}, copy = {TUNE_BYTES, 10, ar},
+                       wire = {TUNE_BYTES, 5, ar}, cached = {4u << 20, 50, ar},
+                       resident = {1u << 20, 100, ar}, rooted = {1u << 20, 100, "reduce"};
     /* the pair again, where its ranks may read each other's memory (alike on both) */
     collie_comm *attach = pair && collie__tools_attach(pair) ? pair : NULL;
     struct {
         collie_comm **sub;
         const char *key;
         int rate;
+        double lo; /* the least value the key takes, where it has one (solve()) */
         const struct probe *p;
         const char *force; /* the algorithm to measure, where the model would choose another */
     } steps[] = {
-        {&pair, "host_latency_us", 0, &sync, NULL},
-        {&host, "host_switch_us", 0, &sync, NULL},
-        {&pair, "host_bandwidth_gbs", 1, &copy, NULL},
-        {&cross, "link_latency_us", 0, &slow_sync, NULL},
-        {&cross, "link_bandwidth_gbs", 1, &wire, NULL},
-        {&attach, "host_attach_call_us", 0, &sync, "allreduce:direct"},
-        {&attach, "host_attach_gbs", 1, &cached, "allreduce:direct"},
-        {&attach, "host_attach_memory_gbs", 1, &copy, "allreduce:direct"},
+        {&pair, "host_latency_us", 0, 0, &sync, NULL},
+        {&host, "host_switch_us", 0, 0, &sync, NULL},
+        {&pair, "host_bandwidth_gbs", 1, 0, &copy, NULL},
+        {&pair, "host_resident_gbs", 1, 0, &resident, "allreduce:oneshot"},
+        {&pair, "host_alone_gain", 1, 1, &rooted, "reduce:oneshot"},
+        {&cross, "link_latency_us", 0, 0, &slow_sync, NULL},
+        {&cross, "link_bandwidth_gbs", 1, 0, &wire, NULL},
+        {&attach, "host_attach_call_us", 0, 0, &sync, "allreduce:direct"},
+        {&attach, "host_attach_gbs", 1, 0, &cached, "allreduce:direct"},
+        {&attach, "host_attach_memory_gbs", 1, 0, &copy, "allreduce:direct"},
     };
     /* Rank 0 is the first rank of host 0: a member of every sub-communicator that exists. */
     for (size_t k = 0; k < sizeof steps / sizeof steps[0] && rc == 0; k++) {
@@ -181,8 +198,8 @@ int bench_tune(const char *path)
             rc = -1;
         else if (sub && collie_rank(comm) == 0) {
             collie__tools_machine_place(m, sub);
-            rc = solve(m, steps[k].key, steps[k].rate, steps[k].p,
-                       collie__tools_algo(sub, "allreduce", steps[k].p->bytes), t);
+            rc = solve(m, steps[k].key, steps[k].rate, steps[k].lo, steps[k].p,
+                       collie__tools_algo(sub, steps[k].p->coll, steps[k].p->bytes), t);
         }
     }
     if (rc == 0 && collie_rank(comm) == 0) {

@@ -44,13 +44,14 @@ static double gain(machine *m, int busy)
     return g > 1 ? g : 1;
 }
 
+/* The staging slots' rate: of the cache, or where the CPUs share none (cost.h's `far`). */
+static double slot_beta(machine *m) { return m->far ? m->host_far_cache_beta : m->host_cache_beta; }
+
 /*
  * Seconds for every rank of the host to move `user` bytes of its buffers at
  * `user_beta` and `slot` bytes of the staging slots, copied in and out, the
  * cores shared among the ranks.  The copies' user_beta is memory's.
  */
-static double slot_beta(machine *m) { return m->far ? m->host_far_cache_beta : m->host_cache_beta; }
-
 static double move(machine *m, double user_beta, double user, double slot)
 {
     int L = m->ranks_per_host, busy = L < m->cores ? L : m->cores;
@@ -76,10 +77,11 @@ static double alone(machine *m, double user_beta, double user, double slot)
  * inputs and outputs, every rank's, fit in half the cache, as a loop that
  * reduces the same buffers finds them (fitted to 2 ranks at 16 KiB-4 MiB),
  * where the ranks fit on the cores (a crowded host's rates were fitted
- * without it: docs/SCALE.md); memory's beyond.  Where the CPUs share no cache the slots it reads cross
- * between them, at the slots' rate there at most (measured at 2 ranks, a
- * oneshot reduce 3.7-3.8x slower at 16-64 KiB, and 3.9-4.5x at 16-64 MiB).  The copies' user bytes keep memory's rate: their
- * crossovers against the single copies were measured so.
+ * without it: docs/SCALE.md); memory's beyond.  Where the CPUs share no
+ * cache, the slots it reads cross between them, at the slots' rate there at
+ * most (measured at 2 ranks: a oneshot reduce 3.7-3.8x slower at 16-64
+ * KiB).  The copies' user bytes keep memory's rate: their crossovers
+ * against the single copies were measured so.
  */
 static double reduction_beta(machine *m, double s)
 {

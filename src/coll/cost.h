@@ -13,11 +13,12 @@
  * of the staging slots 1/host_cache_beta (they stay in cache), and ranks
  * beyond the cores share them.  Those rates are each core's share while
  * all the cores stream; a phase that leaves cores idle (a reduce's root,
- * reducing while the others wait) runs up to host_alone_gain times faster.  A sync of the host's ranks costs host_alpha
- * while they fit on the cores, plus a context switch (host_switch) for every
- * rank beyond them.  Between hosts the resource is a host's link (links x
- * link_beta each way); a flat algorithm waits for its slowest edge, so all
- * its steps are costed at link_alpha.
+ * reducing while the others wait) runs up to host_alone_gain times faster.
+ * A sync of the host's ranks costs host_alpha while they fit on the cores,
+ * plus a context switch (host_switch) for every rank beyond them.  Between
+ * hosts the resource is a host's link (links x link_beta each way); a flat
+ * algorithm waits for its slowest edge, so all its steps are costed at
+ * link_alpha.
  */
 #ifndef COLLIE_COST_H
 #define COLLIE_COST_H
@@ -48,11 +49,15 @@ struct collie__machine {
     double host_attach_call;     /* seconds of one such copy's system call, beside its bytes */
     double host_far_sync;        /* a sync slower than this per peer: the CPUs share no cache */
     double host_far_cache_beta;  /* host_cache_beta while they share none */
-    int far; /* 1: cost the CPUs' other placement, sharing no cache (select.c): the slots, and
-                a reduction's reads of the slots its peers wrote, at host_far_cache_beta */
-    double link_alpha; /* one message between hosts */
-    double link_beta;  /* bytes per second of one link, each way */
-    int links;         /* links per host used at once */
+    double link_alpha;           /* one message between hosts */
+    double link_beta;            /* bytes per second of one link, each way */
+    int links;                   /* links per host used at once */
+    /*
+     * 1: cost the CPUs' other placement, sharing no cache (select.c): the
+     * slots, and a reduction's reads of the slots its peers wrote, at
+     * host_far_cache_beta.  Not a key of the description: the library's own.
+     */
+    int far;
 };
 
 /* The defaults of the rates (this file's measured machine; COLLIE_NET_* for the links). */

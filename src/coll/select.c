@@ -295,8 +295,8 @@ static collie_status run_adaptive(collie_comm *c, const struct collie__op *op)
  * is a window algorithm: adaptive (its probe, then its window algorithm or
  * direct as it finds the placement) where direct and the probe would beat
  * `best` there and the probe costs less than what the window gains on
- * direct here; else direct where `best` would take over twice its time
- * there (FAR_RISK); else `best`.
+ * direct here; else direct where `best` would take over FAR_RISK times
+ * direct's time there; else `best`.
  */
 #define FAR_RISK 2.5
 static const struct collie__algo *placed(const struct collie__machine *m,

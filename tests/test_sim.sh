@@ -54,7 +54,7 @@ expect_status 0 "$collie" sim allreduce --machine "$dir/tuned.machine" -b 64M -e
 expect_output "^# +ranks += 2 "
 expect_status 0 env COLLIE_MACHINE="$dir/tuned.machine" "$collie" bench -n 2 \
     -b 4 -e 256K -f 16 --iters 1 --warmup 0 --min-time 0
-expect_output "^ +262144 +65536 +float32 +sum .* 0  (oneshot|twoshot|direct)$"
+expect_output "^ +262144 +65536 +float32 +sum .* 0  (oneshot|twoshot|direct|adaptive)$"
 # ... and a broken one is an error naming the file and the line, on every rank
 printf 'ranks = 2\nlink_latency_us = soon\n' >"$dir/bad.machine"
 expect_status 1 env COLLIE_MACHINE="$dir/bad.machine" "$collie" bench -n 2 -b 4 -e 4 --iters 1

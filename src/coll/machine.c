@@ -111,6 +111,7 @@ void collie__machine_default_rates(struct collie__machine *m)
     m->host_attach_call = HOST_ATTACH_CALL_S;
     m->host_far_sync = HOST_FAR_SYNC_S;
     m->host_far_cache_beta = HOST_FAR_CACHE_BETA_BPS;
+    m->far = 0; /* the rates of CPUs that share a cache; select.c costs the other placement */
     m->link_alpha = (double)collie__config_int(COLLIE_CFG_NET_LATENCY_US) * 1e-6;
     m->link_beta = (double)collie__config_int(COLLIE_CFG_NET_BANDWIDTH);
     m->links = 1;

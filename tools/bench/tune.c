@@ -90,7 +90,8 @@ static int set_value(struct collie__machine *m, const char *key, double v)
  * sub-communicator's placement): the prediction is a + b x, x the value (a
  * latency) or its inverse (a rate, a gain), so two predictions, at x and 2x,
  * give a and b: x is the value m has, or `lo`, the least the key takes,
- * where it has one (a gain: 1 and 2, which a pair's idle core allows).  The
+ * where it has one (a gain: 1 and 2, which a pair's idle core allows; a rate
+ * the model reads only above another: that one's value, and twice it).  The
  * rates m had stay when the measurement cannot be explained (a solution
  * below that least, or not positive); 0, -1 on an error.
  */
@@ -171,19 +172,27 @@ int bench_tune(const char *path)
         const char *key;
         int rate;
         double lo; /* the least value the key takes, where it has one (solve()) */
+        /*
+         * A key the model reads only where it is the larger of it and this
+         * one (host_resident_gbs over host_bandwidth_gbs, cost.c): its least
+         * value is this one's, already solved, or the predictions at x and 2x
+         * could fall on both sides of the switch and the solution be off by
+         * the gap.
+         */
+        const char *above;
         const struct probe *p;
         const char *force; /* the algorithm to measure, where the model would choose another */
     } steps[] = {
-        {&pair, "host_latency_us", 0, 0, &sync, NULL},
-        {&host, "host_switch_us", 0, 0, &sync, NULL},
-        {&pair, "host_bandwidth_gbs", 1, 0, &copy, NULL},
-        {&pair, "host_resident_gbs", 1, 0, &resident, "allreduce:oneshot"},
-        {&pair, "host_alone_gain", 1, 1, &rooted, "reduce:oneshot"},
-        {&cross, "link_latency_us", 0, 0, &slow_sync, NULL},
-        {&cross, "link_bandwidth_gbs", 1, 0, &wire, NULL},
-        {&attach, "host_attach_call_us", 0, 0, &sync, "allreduce:direct"},
-        {&attach, "host_attach_gbs", 1, 0, &cached, "allreduce:direct"},
-        {&attach, "host_attach_memory_gbs", 1, 0, &copy, "allreduce:direct"},
+        {&pair, "host_latency_us", 0, 0, NULL, &sync, NULL},
+        {&host, "host_switch_us", 0, 0, NULL, &sync, NULL},
+        {&pair, "host_bandwidth_gbs", 1, 0, NULL, &copy, NULL},
+        {&pair, "host_resident_gbs", 1, 0, "host_bandwidth_gbs", &resident, "allreduce:oneshot"},
+        {&pair, "host_alone_gain", 1, 1, NULL, &rooted, "reduce:oneshot"},
+        {&cross, "link_latency_us", 0, 0, NULL, &slow_sync, NULL},
+        {&cross, "link_bandwidth_gbs", 1, 0, NULL, &wire, NULL},
+        {&attach, "host_attach_call_us", 0, 0, NULL, &sync, "allreduce:direct"},
+        {&attach, "host_attach_gbs", 1, 0, NULL, &cached, "allreduce:direct"},
+        {&attach, "host_attach_memory_gbs", 1, 0, NULL, &copy, "allreduce:direct"},
     };
     /* Rank 0 is the first rank of host 0: a member of every sub-communicator that exists. */
     for (size_t k = 0; k < sizeof steps / sizeof steps[0] && rc == 0; k++) {
@@ -198,7 +207,8 @@ int bench_tune(const char *path)
             rc = -1;
         else if (sub && collie_rank(comm) == 0) {
             collie__tools_machine_place(m, sub);
-            rc = solve(m, steps[k].key, steps[k].rate, steps[k].lo, steps[k].p,
+            double lo = steps[k].above ? collie__tools_machine_get(m, steps[k].above) : steps[k].lo;
+            rc = solve(m, steps[k].key, steps[k].rate, lo, steps[k].p,
                        collie__tools_algo(sub, steps[k].p->coll, steps[k].p->bytes), t);
         }
     }

@@ -51,6 +51,13 @@ done
 expect_status 0 two_hosts COLLIE_DEBUG=INFO "$collie" bench --tune "$machine.tuned"
 expect_output "INFO  links: as measured before between these hosts: [0-9.]+ us a message, [0-9.]+ GB/s$"
 [ "$(printf '%s\n' "$out" | grep -c "INFO  links: measured between")" = 1 ] || fail "measured twice: $out"
+# ... and the description holds the links' rates --tune solved, not those measured at init
+for key in link_latency_us link_bandwidth_gbs; do
+    solved=$(sed -nE "s/^# $key +([0-9.e+-]+) +from .*/\1/p" <<<"$out")
+    written=$(sed -nE "s/^$key += ([0-9.e+-]+) .*/\1/p" "$machine.tuned")
+    [ -n "$solved" ] && [ "$solved" = "$written" ] ||
+        fail "--tune solved $key = '$solved' but wrote '$written': $(cat "$machine.tuned")"
+done
 rm -f "$machine" "$machine.tuned" # netns.sh's trap replaces ours below
 # a collective after the measurement: its messages do not confuse the first call
 expect_status 0 two_hosts "$collie" bench allreduce -b 4 -e 1M -f 64 --iters 3 --warmup 1

@@ -58,7 +58,7 @@ grep -Eq '^ranks += 2 ' "$dir/tuned.machine" || fail "the description lacks its 
 printf 'host_resident_gbs = 1\n' >"$dir/slow_resident.machine"
 expect_status 0 env COLLIE_MACHINE="$dir/slow_resident.machine" "$collie" bench -n 2 --tune "$dir/x.machine"
 line=$(grep -E "host_resident_gbs .* from allreduce of 1048576 bytes \(oneshot\)" <<<"$out") ||
-    fail "--tune did not solve host_resident_gbs"
+    fail "--tune printed no line for host_resident_gbs"
 if [[ $line == *"cannot explain"* ]]; then
     measured=$(sed -E 's/.*\(oneshot\): ([0-9.]+) us.*/\1/' <<<"$line")
     floor=$("$collie" sim allreduce --machine "$dir/x.machine" --algo oneshot -b 1M -e 1M |

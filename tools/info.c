@@ -55,6 +55,7 @@ static void print_choices(const collie_comm *comm)
     if (err[0])
         printf("  (%s: the built-in rates stand)\n", err);
     collie__tools_machine_place(m, comm);
+    collie__tools_machine_links(m, comm);
     printf("  links between hosts%s: %.1f us, %.3f GB/s each way; within a host: %.2f us a sync, "
            "%.1f GB/s a core\n",
            collie__tools_links_measured(comm) ? " (measured at init)" : "",

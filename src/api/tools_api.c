@@ -76,6 +76,11 @@ void collie__tools_machine_place(struct collie__machine *m, const collie_comm *c
     collie__select_place(comm, m);
 }
 
+void collie__tools_machine_links(struct collie__machine *m, const collie_comm *comm)
+{
+    collie__select_links(comm, m);
+}
+
 int collie__tools_machine_set(struct collie__machine *m, const char *key, const char *value,
                               char *err, size_t errlen)
 {

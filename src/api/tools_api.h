@@ -61,8 +61,11 @@ struct collie__machine;
 struct collie__machine *collie__tools_machine_new(char *err, size_t errlen);
 void collie__tools_machine_free(struct collie__machine *m);
 
-/* The placement of comm's job (ranks, hosts, ranks per host, cores, slot) into m. */
+/* The placement of comm's job (ranks, hosts, ranks per host, cores, slot, attach) into m. */
 void collie__tools_machine_place(struct collie__machine *m, const collie_comm *comm);
+
+/* The links' rates comm measured at init into m, where it measured them (else m's stay). */
+void collie__tools_machine_links(struct collie__machine *m, const collie_comm *comm);
 
 /* One key of the description file ("link_bandwidth_gbs", "0.125"); 0, or -1 with err. */
 int collie__tools_machine_set(struct collie__machine *m, const char *key, const char *value,

@@ -260,11 +260,11 @@ struct collie__machine;
  */
 const char *collie__select_rates(struct collie__machine *m);
 
-/*
- * comm's placement (ranks, hosts, ranks per host, cores, slot, attach) and
- * the link rates it measured at init into m; the other rates stay.
- */
+/* comm's placement (ranks, hosts, ranks per host, cores, slot, attach) into m; the rates stay. */
 void collie__select_place(const collie_comm *comm, struct collie__machine *m);
+
+/* The links' rates comm measured at init (link_probe.c) into m, where it measured them. */
+void collie__select_links(const collie_comm *comm, struct collie__machine *m);
 
 /* The cost model's machine for comm: its placement, the process's rates (COLLIE_MACHINE). */
 void collie__select_machine(const collie_comm *comm, struct collie__machine *m);

@@ -44,6 +44,10 @@ void collie__select_place(const collie_comm *comm, struct collie__machine *m)
     m->slot_bytes =
         comm->shm ? collie__win_bytes(comm) : (size_t)collie__config_int(COLLIE_CFG_SHM_SLOT);
     m->attach = collie__attach_ok(comm);
+}
+
+void collie__select_links(const collie_comm *comm, struct collie__machine *m)
+{
     if (comm->link_alpha > 0) /* measured at init (link_probe.c) */
         m->link_alpha = comm->link_alpha;
     if (comm->link_beta > 0)
@@ -54,6 +58,7 @@ void collie__select_machine(const collie_comm *comm, struct collie__machine *m)
 {
     collie__select_rates(m);
     collie__select_place(comm, m);
+    collie__select_links(comm, m);
 }
 
 /*

@@ -118,21 +118,6 @@ static int solve(struct collie__machine *m, const char *key, int rate, double lo
     return set_value(m, key, ok && !weak ? v : keep);
 }
 
-/*
- * comm's placement into m, the rates m holds kept.  The tools' placement
- * also takes the links' rates comm measured at init (link_probe.c): they seed
- * m once, at the start, and after that would overwrite what this run solved,
- * in the next step's model and in the file written.
- */
-static void place(struct collie__machine *m, const collie_comm *comm)
-{
-    double alpha = collie__tools_machine_get(m, "link_latency_us"),
-           beta = collie__tools_machine_get(m, "link_bandwidth_gbs");
-    collie__tools_machine_place(m, comm);
-    set_value(m, "link_latency_us", alpha);
-    set_value(m, "link_bandwidth_gbs", beta);
-}
-
 /* A sub-communicator of the ranks `in` picks; NULL elsewhere (and -1 on failure). */
 static int split(collie_comm *comm, int in, collie_comm **out)
 {
@@ -158,8 +143,10 @@ int bench_tune(const char *path)
         host0_size += collie_host_of(comm, r) == 0;
     char err[512] = "";
     struct collie__machine *m = collie__tools_machine_new(err, sizeof err);
-    if (m) { /* the job's placement and links; its cores are the fewest of any host's, alike on every rank */
+    if (m) { /* the job's placement; its cores are the fewest of any host's, alike on every rank */
         collie__tools_machine_place(m, comm);
+        /* the links measured at init seed m, once: the steps below solve their own */
+        collie__tools_machine_links(m, comm);
         host_cores = (int)collie__tools_machine_get(m, "cores");
     }
     int iters = 2000, rc = 0;
@@ -221,14 +208,14 @@ int bench_tune(const char *path)
         if (t < 0 || collie_barrier(comm) != COLLIE_OK)
             rc = -1;
         else if (sub && collie_rank(comm) == 0) {
-            place(m, sub);
+            collie__tools_machine_place(m, sub);
             double lo = steps[k].above ? collie__tools_machine_get(m, steps[k].above) : steps[k].lo;
             rc = solve(m, steps[k].key, steps[k].rate, lo, steps[k].p,
                        collie__tools_algo(sub, steps[k].p->coll, steps[k].p->bytes), t);
         }
     }
     if (rc == 0 && collie_rank(comm) == 0) {
-        place(m, comm);
+        collie__tools_machine_place(m, comm);
         FILE *f = fopen(path, "w");
         if (!f || (collie__tools_machine_write(m, f), fclose(f))) {
             perror(path);

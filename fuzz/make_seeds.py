@@ -77,6 +77,8 @@ host_alone_gain = 2
 link_latency_us = 5   # 25 Gbit/s
 link_bandwidth_gbs = 3.125
 links = 1
+shared_cores = 0
+shared_tcp_gbs = 2
 """)
 
 # hosts: 0 and a -H list, or 1 and a hostfile.

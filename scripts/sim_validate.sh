@@ -9,7 +9,8 @@
 # of L ranks, links shaped to RATE with tc tbf; needs root).  e.g.
 #   bash scripts/sim_validate.sh /tmp/v local:2 local:4 local:8 hosts:2:1:1gbit hosts:4:2
 # One host is tuned once, at its largest N, and predicts every N; each host
-# configuration is tuned on itself.  Writes OUT_DIR/validation.csv and a
+# configuration is tuned on itself, and predicted with its hosts sharing this
+# machine's cores (shared_cores, shared_tcp_gbs: docs/SCALE.md).  Writes OUT_DIR/validation.csv and a
 # per-configuration text file, and prints the summary.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +40,22 @@ compare() {
         "${forced[@]}" | tee "$out/$label.txt"
 }
 
+# The rate at which this machine's cores carry TCP, sending and receiving at
+# once: what `--tune` solves for the link of two unshaped emulated hosts of
+# one rank each (their ranks on cores of their own).  Shaped links hide it.
+shared_tcp_gbs() {
+    (
+        . "$root/tests/netns.sh"
+        netns_up 2 >&2
+        trap netns_down EXIT
+        netns_rsh "$out/tcp.rsh"
+        netns_exec 0 "$collie" bench -H "$(netns_hostlist 2 1)" --rsh "$out/tcp.rsh" \
+            --tune "$out/tcp.machine" >"$out/tcp.tune.txt" || exit 1
+        awk '$1 == "link_bandwidth_gbs" { print $3 }' "$out/tcp.machine"
+    )
+}
+tcp_gbs=
+
 local_max=0
 for c in "$@"; do
     case $c in local:*) [ "${c#local:}" -gt "$local_max" ] && local_max=${c#local:} ;; esac
@@ -61,6 +78,8 @@ for c in "$@"; do
         label=hosts${a}x$b${rate:+_$rate}
         dir=$out/$label
         mkdir -p "$dir"
+        # the emulated hosts share this machine's cores: the model's shared term
+        [ -n "$tcp_gbs" ] || tcp_gbs=$(shared_tcp_gbs) || exit 1
         (
             . "$root/tests/netns.sh"
             netns_up "$a" "$rate"
@@ -72,8 +91,10 @@ for c in "$@"; do
             cat "$dir/tune.txt"
             algos=(allreduce:ring allreduce:rd allreduce:rabenseifner allreduce:hierarchical
                    reduce:ring reduce:rd)
-            hosts_args="--hosts $a"
-            compare "$label" "$dir" $((a * b)) "$dir/machine" run --iters 3 --warmup 1 --min-time 0
+            hosts_args="--hosts $a --set shared_cores=$(nproc) --set shared_tcp_gbs=$tcp_gbs"
+            # small sizes timed for 20 ms each: 3 operations of 50 us are one scheduler tick
+            compare "$label" "$dir" $((a * b)) "$dir/machine" run --iters 3 --warmup 1 \
+                --min-time 0.02
         ) || exit 1
     fi
 done

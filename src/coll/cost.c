@@ -55,7 +55,10 @@ static double slot_beta(machine *m) { return m->far ? m->host_far_cache_beta : m
 static double move(machine *m, double user_beta, double user, double slot)
 {
     int L = m->ranks_per_host, busy = L < m->cores ? L : m->cores;
-    return (double)L / busy * (user / user_beta + slot / slot_beta(m)) / gain(m, busy);
+    double share = (double)L / busy;
+    if (m->hosts > 1 && m->shared_cores > 0 && (double)m->ranks / m->shared_cores > share)
+        share = (double)m->ranks / m->shared_cores; /* every host's ranks on the same cores */
+    return share * (user / user_beta + slot / slot_beta(m)) / gain(m, busy);
 }
 
 /*
@@ -281,11 +284,35 @@ static double link_rate(machine *m)
 /* Flows that share one link at once: a host's ranks (one pair's ring on one host). */
 static double flows(machine *m) { return m->hosts > 1 ? m->ranks_per_host : 1; }
 
+/*
+ * `steps` steps one after another that move `link_bytes` through each host's
+ * link, each way, in all: a latency a step and the bytes at the link's rate.
+ * Where the hosts share their CPUs (shared_cores: hosts emulated on one
+ * machine, containers on one server), every rank's TCP work runs on those
+ * cores too: a step's latency, measured by two ranks on cores of their own,
+ * is paid once per core's worth of ranks, and the bytes every host sends
+ * and receives go at shared_tcp_beta a core.  The slower of the two bounds
+ * the call (measured on 2 cores, unshaped links run 1.5-3.8x slower than
+ * their latency and rate with 4-8 ranks; at 1 Gbit/s the links bound the
+ * large calls: docs/SCALE.md).
+ */
+static double over_links(machine *m, double steps, double link_bytes)
+{
+    double wire = steps * step_alpha(m) + link_bytes / link_rate(m);
+    if (m->hosts == 1 || m->shared_cores < 1)
+        return wire;
+    double crowd = (double)m->ranks / m->shared_cores,
+           tcp = m->shared_tcp_beta > 0 ? m->shared_tcp_beta : m->link_beta,
+           cpus = steps * (crowd > 1 ? crowd : 1) * m->link_alpha +
+                  m->hosts * link_bytes / (m->shared_cores * tcp);
+    return wire > cpus ? wire : cpus;
+}
+
 /* Flat ring: 2 (n-1) steps; one flow per host boundary carries 2 (n-1)/n of the data. */
 static double allreduce_ring(machine *m, double s)
 {
     double n = m->ranks;
-    return 2 * (n - 1) * step_alpha(m) + 2 * (n - 1) / n * s / link_rate(m);
+    return over_links(m, 2 * (n - 1), 2 * (n - 1) / n * s);
 }
 
 /*
@@ -296,7 +323,7 @@ static double allreduce_rd(machine *m, double s)
 {
     double steps = log2_steps(m->ranks) + fold_steps(m->ranks);
     double link = flows(m) * (log2_steps(m->hosts) + fold_steps(m->ranks));
-    return steps * step_alpha(m) + (m->hosts > 1 ? link : steps) * s / link_rate(m);
+    return over_links(m, steps, (m->hosts > 1 ? link : steps) * s);
 }
 
 /*
@@ -314,7 +341,7 @@ static double allreduce_rab(machine *m, double s)
     if (m->hosts == 1)
         h = m->ranks;
     double link = flows(m) * (2 * (h - 1) / h + fold_steps(m->ranks));
-    return steps * step_alpha(m) + RAB_LINK_PENALTY * link * s / link_rate(m);
+    return over_links(m, steps, RAB_LINK_PENALTY * link * s);
 }
 
 /*
@@ -331,7 +358,7 @@ static double allreduce_hierarchical(machine *m, double s)
         steps = log2_steps(m->hosts) + fold_steps(m->hosts);
         link = steps;
     }
-    return r * (2 * sync_cost(m) + steps * step_alpha(m)) + link * s / link_rate(m) +
+    return r * 2 * sync_cost(m) + over_links(m, r * steps, link * s) +
            move(m, reduction_beta(m, s), 3 * s, (2 + 1.0 / m->ranks_per_host) * s);
 }
 
@@ -339,7 +366,7 @@ static double allreduce_hierarchical(machine *m, double s)
 static double reduce_ring(machine *m, double s)
 {
     double n = m->ranks;
-    return n * step_alpha(m) + ((n - 1) + (n - flows(m))) / n * s / link_rate(m);
+    return over_links(m, n, ((n - 1) + (n - flows(m))) / n * s);
 }
 
 /*
@@ -362,14 +389,14 @@ static double tree(machine *m, double s, double user, double user_beta)
 static double block_ring(machine *m, double s)
 {
     double n = m->ranks;
-    return (n - 1) * step_alpha(m) + (n - 1) * s / link_rate(m);
+    return over_links(m, n - 1, (n - 1) * s);
 }
 
 /* Pairwise exchange: n-1 steps; each of a host's L ranks sends n-L blocks through its link. */
 static double alltoall_pairwise(machine *m, double s)
 {
     double n = m->ranks, L = flows(m);
-    return (n - 1) * step_alpha(m) + L * (n - L) * s / link_rate(m);
+    return over_links(m, n - 1, L * (n - L) * s);
 }
 
 /*
@@ -384,7 +411,7 @@ static double neighbor(machine *m, double s, int degree)
         return sync_cost(m) + move(m, m->host_beta, (1.0 + degree) * s, (1.0 + degree) * s);
     double all = log2_steps(m->ranks), near = log2_steps(m->ranks_per_host);
     double away = all > near ? (all - near) / all : 1;
-    return step_alpha(m) + away * flows(m) * degree * s / link_rate(m) +
+    return over_links(m, 1, away * flows(m) * degree * s) +
            move(m, m->host_beta, (1.0 + degree) * s, 0);
 }
 
@@ -435,7 +462,7 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(REDUCE_SCATTER), A(RING)): return block_ring(m, s);
     case PAIR(C(ALLTOALL), A(PAIRWISE)): return alltoall_pairwise(m, s);
     case PAIR(C(BARRIER), A(SYNC)): return sync_cost(m);
-    case PAIR(C(BARRIER), A(DISSEMINATION)): return log2_steps(m->ranks) * step_alpha(m);
+    case PAIR(C(BARRIER), A(DISSEMINATION)): return over_links(m, log2_steps(m->ranks), 0);
     case PAIR(C(NEIGHBOR_ALLREDUCE), A(NEIGHBOR)):
     case PAIR(C(NEIGHBOR_ALLGATHER), A(NEIGHBOR)): return neighbor(m, s, degree);
     case PAIR(C(HIER_NEIGHBOR_ALLREDUCE), A(HIERARCHICAL)):

@@ -52,6 +52,8 @@ struct collie__machine {
     double link_alpha;           /* one message between hosts */
     double link_beta;            /* bytes per second of one link, each way */
     int links;                   /* links per host used at once */
+    int shared_cores;            /* cores every host's ranks share (0: each host has its own) */
+    double shared_tcp_beta;      /* bytes one of them sends and receives per second over TCP */
     /*
      * 1: cost the CPUs' other placement, sharing no cache (select.c): the
      * slots, and a reduction's reads of the slots its peers wrote, at

@@ -92,6 +92,10 @@ static const struct key {
     K(link_alpha, "link_latency_us", MICROS, "one message between hosts"),
     K(link_beta, "link_bandwidth_gbs", RATE, "GB/s of one link, each way"),
     K(links, "links", INT, "links per host used at once"),
+    K(shared_cores, "shared_cores", INT,
+      "cores every host's ranks share: hosts on one machine (0: each host has its own)"),
+    K(shared_tcp_beta, "shared_tcp_gbs", RATE,
+      "GB/s one of them sends and receives at once over TCP (0: link_bandwidth_gbs)"),
 #undef K
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -115,6 +119,8 @@ void collie__machine_default_rates(struct collie__machine *m)
     m->link_alpha = (double)collie__config_int(COLLIE_CFG_NET_LATENCY_US) * 1e-6;
     m->link_beta = (double)collie__config_int(COLLIE_CFG_NET_BANDWIDTH);
     m->links = 1;
+    m->shared_cores = 0; /* hosts of their own */
+    m->shared_tcp_beta = 0;
 }
 
 static const struct key *find(const char *name, size_t len)
@@ -136,7 +142,9 @@ static int set(struct collie__machine *m, const struct key *k, const char *value
     int whole = k->kind == INT || k->kind == SIZE;
     int zero_ok = k->offset == offsetof(struct collie__machine, ranks_per_host) ||
                   k->offset == offsetof(struct collie__machine, hosts) ||
-                  k->offset == offsetof(struct collie__machine, attach);
+                  k->offset == offsetof(struct collie__machine, attach) ||
+                  k->offset == offsetof(struct collie__machine, shared_cores) ||
+                  k->offset == offsetof(struct collie__machine, shared_tcp_beta);
     if (end == value || *end || errno || !isfinite(v) || v < 0 || (v == 0 && !zero_ok) ||
         v > 1e15 || (whole && (v != floor(v) || v > 1 << 30))) {
         snprintf(err, errlen, "%s = '%s': expected a positive %s%s", k->name, value,

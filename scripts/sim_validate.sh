@@ -9,8 +9,9 @@
 # of L ranks, links shaped to RATE with tc tbf; needs root).  e.g.
 #   bash scripts/sim_validate.sh /tmp/v local:2 local:4 local:8 hosts:2:1:1gbit hosts:4:2
 # One host is tuned once, at its largest N, and predicts every N; each host
-# configuration is tuned on itself, and predicted with its hosts sharing this
-# machine's cores (shared_cores, shared_tcp_gbs: docs/SCALE.md).  Writes OUT_DIR/validation.csv and a
+# configuration is tuned on itself (which finds its hosts on one machine's
+# cores: shared_cores) and predicted with the rate at which those cores carry
+# TCP (shared_tcp_gbs, from two unshaped hosts: docs/SCALE.md).  Writes OUT_DIR/validation.csv and a
 # per-configuration text file, and prints the summary.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -78,7 +79,8 @@ for c in "$@"; do
         label=hosts${a}x$b${rate:+_$rate}
         dir=$out/$label
         mkdir -p "$dir"
-        # the emulated hosts share this machine's cores: the model's shared term
+        # the emulated hosts share this machine's cores (--tune sees one kernel), and
+        # at the links' rate where they are unshaped; shaped, their TCP rate is another
         [ -n "$tcp_gbs" ] || tcp_gbs=$(shared_tcp_gbs) || exit 1
         (
             . "$root/tests/netns.sh"
@@ -91,7 +93,7 @@ for c in "$@"; do
             cat "$dir/tune.txt"
             algos=(allreduce:ring allreduce:rd allreduce:rabenseifner allreduce:hierarchical
                    reduce:ring reduce:rd)
-            hosts_args="--hosts $a --set shared_cores=$(nproc) --set shared_tcp_gbs=$tcp_gbs"
+            hosts_args="--hosts $a --set shared_tcp_gbs=$tcp_gbs" # --tune sets shared_cores
             # small sizes timed for 20 ms each: 3 operations of 50 us are one scheduler tick
             compare "$label" "$dir" $((a * b)) "$dir/machine" run --iters 3 --warmup 1 \
                 --min-time 0.02

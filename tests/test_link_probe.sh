@@ -58,6 +58,11 @@ for key in link_latency_us link_bandwidth_gbs; do
     [ -n "$solved" ] && [ "$solved" = "$written" ] ||
         fail "--tune solved $key = '$solved' but wrote '$written': $(cat "$machine.tuned")"
 done
+# ... and its hosts, one machine's (one kernel, its boot id), share its CPUs
+cores=$(getconf _NPROCESSORS_ONLN)
+grep -qE "^shared_cores += $cores " "$machine.tuned" ||
+    fail "--tune on one kernel's hosts did not write shared_cores = $cores: $(cat "$machine.tuned")"
+expect_output "^# shared_cores $cores: every host runs on one kernel"
 rm -f "$machine" "$machine.tuned" # netns.sh's trap replaces ours below
 # a collective after the measurement: its messages do not confuse the first call
 expect_status 0 two_hosts "$collie" bench allreduce -b 4 -e 1M -f 64 --iters 3 --warmup 1

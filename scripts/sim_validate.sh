@@ -11,8 +11,9 @@
 # One host is tuned once, at its largest N, and predicts every N; each host
 # configuration is tuned on itself (which finds its hosts on one machine's
 # cores: shared_cores) and predicted with the rate at which those cores carry
-# TCP (shared_tcp_gbs, from two unshaped hosts: docs/SCALE.md).  Writes OUT_DIR/validation.csv and a
-# per-configuration text file, and prints the summary.
+# TCP (shared_tcp_gbs, from two unshaped hosts: docs/SCALE.md).  Writes
+# OUT_DIR/validation.csv and a per-configuration text file, and prints the
+# summary.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 collie=${COLLIE:-$root/build/collie}

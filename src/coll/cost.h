@@ -18,7 +18,9 @@
  * plus a context switch (host_switch) for every rank beyond them.  Between
  * hosts the resource is a host's link (links x link_beta each way); a flat
  * algorithm waits for its slowest edge, so all its steps are costed at
- * link_alpha.
+ * link_alpha.  Hosts that share one machine's cores (shared_cores) also
+ * share them for every rank's TCP: the slower of the link and those cores
+ * bounds the steps.
  */
 #ifndef COLLIE_COST_H
 #define COLLIE_COST_H

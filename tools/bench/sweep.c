@@ -1,6 +1,6 @@
 /*
  * sweep.c - the measurement loop: for every size, warm up, time each of
- * --iters operations on every rank (sub-microsecond ones a few at a time),
+ * --iters operations on every rank (those under 2 us a batch at a time),
  * keep the slowest rank's mean and median,
  * then run once more on known inputs and count the wrong output elements.
  * Both libraries go through this one loop (see bench.h's backend).

@@ -36,6 +36,13 @@ int collie__identity_from_env(struct collie__identity *id, char *err, size_t err
 void collie__identity_for_rank(struct collie__identity *id, int rank, int size, const char *host,
                                int port);
 
+/*
+ * This kernel's boot id (/proc/sys/kernel/random/boot_id, without its
+ * newline) into buf: alike in every namespace and container of one machine,
+ * never alike on two.  "" where it cannot be read.
+ */
+void collie__identity_boot_id(char *buf, size_t len);
+
 /* Whether any launcher's rank variable (those identity_from_env reads) is set. */
 int collie__identity_in_a_job(void);
 

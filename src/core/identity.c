@@ -88,6 +88,18 @@ static int read_addr(struct collie__identity *id, char *err, size_t errlen)
     return -1;
 }
 
+void collie__identity_boot_id(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(buf, (int)len, f))
+            buf[0] = '\0';
+        fclose(f);
+    }
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
 static void read_host_id(struct collie__identity *id)
 {
     const char *host = collie__config_string(COLLIE_CFG_HOST);
@@ -96,15 +108,9 @@ static void read_host_id(struct collie__identity *id)
         return;
     }
     /* The hostname alone can repeat across machines (containers); the boot id does not. */
-    char name[64] = "localhost", boot[40] = "";
+    char name[64] = "localhost", boot[40];
     gethostname(name, sizeof name - 1);
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f) {
-        if (!fgets(boot, sizeof boot, f))
-            boot[0] = 0;
-        fclose(f);
-    }
-    boot[strcspn(boot, "\n")] = 0;
+    collie__identity_boot_id(boot, sizeof boot);
     snprintf(id->host_id, sizeof id->host_id, "%s/%.8s", name, boot);
 }
 

@@ -132,13 +132,8 @@ static int solve(struct collie__machine *m, const char *key, int rate, double lo
  */
 static int one_kernel(collie_comm *comm)
 {
-    char boot[64] = "";
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f) {
-        if (!fgets(boot, sizeof boot, f))
-            boot[0] = '\0';
-        fclose(f);
-    }
+    char boot[64];
+    collie__tools_boot_id(boot, sizeof boot);
     uint64_t hash = 14695981039346656037u; /* FNV-1a */
     for (const char *c = boot; *c; c++)
         hash = (hash ^ (unsigned char)*c) * 1099511628211u;
@@ -183,6 +178,7 @@ int bench_tune(const char *path)
         host_cores = (int)collie__tools_machine_get(m, "cores");
     }
     int iters = 2000, rc = 0, shared = hosts > 1 ? one_kernel(comm) : 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN); /* what hosts of one kernel share */
     double *times = malloc(sizeof(double) * (size_t)iters);
     float *buf = calloc(TUNE_BYTES / sizeof(float), sizeof(float));
     if (!m || !times || !buf || shared < 0 ||
@@ -198,7 +194,7 @@ int bench_tune(const char *path)
         if (shared)
             printf("# shared_cores %ld: every host runs on one kernel (its boot id), on its "
                    "machine's CPUs\n",
-                   sysconf(_SC_NPROCESSORS_ONLN));
+                   cpus);
     }
     const char *ar = "allreduce";
     const struct probe sync = {4, iters, ar}, slow_sync = {4, 200, ar}, copy = {TUNE_BYTES, 10, ar},
@@ -254,7 +250,7 @@ int bench_tune(const char *path)
     if (rc == 0 && collie_rank(comm) == 0) {
         collie__tools_machine_place(m, comm);
         if (shared)
-            rc = set_value(m, "shared_cores", (double)sysconf(_SC_NPROCESSORS_ONLN));
+            rc = set_value(m, "shared_cores", (double)cpus);
     }
     if (rc == 0 && collie_rank(comm) == 0) {
         FILE *f = fopen(path, "w");

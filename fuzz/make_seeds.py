@@ -70,6 +70,7 @@ cores = 8
 slot_bytes = 262144
 host_latency_us = 0.28
 host_switch_us = 1.8
+host_peer_us = 0.07
 host_bandwidth_gbs = 14.5
 host_cache_gbs = 60
 host_resident_gbs = 28

@@ -218,8 +218,10 @@ if /usr/bin/python3 -c "import torch.distributed" 2>/dev/null; then
         wrong=$(printf '%s\n' "$out" | grep -E '^ +[0-9]+ ' | awk '{print $(NF-1)}' | sort -u | tr '\n' ' ')
         [ "$wrong" = "0/- 0/0 " ] || fail "torch $args: #wrong column is '$wrong': $out"
     done
-    expect_status 0 "$collie" bench -n 2 -b 1K -e 1K "${quick[@]}" --baseline gloo,torch --corrupt
+    expect_status 0 env -u OMP_NUM_THREADS "$collie" bench -n 2 -b 1K -e 1K "${quick[@]}" --baseline gloo,torch --corrupt
     expect_output "gloo_ratio +torch_time"
+    # one thread a rank, as torchrun sets it (torch's default pool oversubscribes the cores)
+    expect_output "torch bench: 1 thread\(s\) a rank \(OMP_NUM_THREADS=1\)"
     expect_output "^ +1024 +256 +float32 +sum .* +1/1/1  (oneshot|twoshot|direct)$"
     expect_status 2 "$collie" bench -n 2 --baseline torch --noise 1
     expect_output "the torch baseline has no noise threads"

@@ -70,6 +70,15 @@ static void hand_computed(void)
     expect_us(&two, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 1 << 20,
               4 + (1.5 * 1048576 / 1e3 + 1048576 / 2e3), "broadcast");
     expect_us(&two, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1, "barrier");
+    /* a line from each rank beyond two the cores hold (0.5 us), a switch beyond the cores */
+    struct collie__machine eight = machine(8, 1, 8, 8), crowded = machine(8, 1, 8, 4);
+    eight.host_peer = crowded.host_peer = 0.5e-6;
+    expect_us(&eight, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1 + 6 * 0.5, "barrier of 8 cores");
+    expect_us(&crowded, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1 + 2 * 0.5 + 4 * 2,
+              "barrier of 8 ranks on 4 cores");
+    two.host_peer = 0.5e-6; /* two ranks: none */
+    expect_us(&two, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1, "barrier of 2 with a peer term");
+    two.host_peer = 0;
 
     /*
      * direct: 2 syncs, 2 (n-1) calls per 4 slots of the call, (n-1)/n of it
@@ -83,6 +92,12 @@ static void hand_computed(void)
               2 + 2 + 65536 / 4e3 + 65536 / 1e3 + 65536 / 2e3, "direct in cache");
     expect_us(&attach, COLLIE_COLL_REDUCE, COLLIE__ALGO_DIRECT, 1 << 20,
               2 + 2 + 1048576 / 2e3 + 1048576 / 1e3 + 1048576 / 2e3, "direct of memory");
+    /* 2 ranks on 8 cores, a core alone gaining 2: the copies too, at twice their rate */
+    struct collie__machine idle = machine(2, 1, 2, 8);
+    idle.attach = 1;
+    idle.host_alone_gain = 2;
+    expect_us(&idle, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_DIRECT, 65536,
+              2 + 2 + (65536 / 4e3 + 65536 / 1e3 + 65536 / 2e3) / 2, "direct, cores idle");
     CHECK(isinf(collie__cost(&two, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_DIRECT, 65536, 1)),
           "direct is offered without cross-memory attach");
     four.attach = 1;

@@ -23,11 +23,17 @@ static double fold_steps(int n) { return (n & (n - 1)) ? 2 : 0; }
 
 /* ---- within a host: the shared-memory window (ranks = L, hosts = 1) ---- */
 
-/* One sync of the host's ranks: a context switch per rank the cores cannot hold. */
+/*
+ * One sync of the host's ranks (shm.c's collie__win_sync: every rank reads
+ * every peer's flag in turn): two ranks' round trip, a line from each
+ * further rank the cores hold, and a context switch per rank they cannot.
+ */
 static double sync_cost(machine *m)
 {
     int extra = m->ranks_per_host - m->cores;
-    return m->host_alpha + (extra > 0 ? extra : 0) * m->host_switch;
+    int busy = extra > 0 ? m->cores : m->ranks_per_host;
+    return m->host_alpha + (busy > 2 ? busy - 2 : 0) * m->host_peer +
+           (extra > 0 ? extra : 0) * m->host_switch;
 }
 
 /*
@@ -165,6 +171,18 @@ static double attach_beta(machine *m, double host_bytes)
 }
 
 /*
+ * Seconds for each of the host's ranks, all copying at once, to copy
+ * `bytes`: the attach rates, like the others, are a core's share while
+ * every core streams, and ranks that leave cores idle get up to
+ * host_alone_gain times it (measured on 16 vCPUs: 16 ranks' 64 MiB direct
+ * allreduce ran 1.75x slower than 2 ranks' rate, tuned on a pair, predicted).
+ */
+static double attach_copy(machine *m, double bytes, double host_bytes)
+{
+    return bytes / (attach_beta(m, host_bytes) * gain(m, m->ranks_per_host));
+}
+
+/*
  * Direct (direct.c): two syncs; each rank copies its slice of every peer's
  * input in, and the reduced slice out to every peer, in pieces of
  * COLLIE__DIRECT_PIECE_SLOTS slots / n, by a system call each, at the
@@ -178,7 +196,7 @@ static double direct(machine *m, double s)
         return HUGE_VAL;
     double calls = 2 * (n - 1) * ceil(s / (COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes));
     return 2 * sync_cost(m) + calls * m->host_attach_call +
-           2 * (n - 1) * slice / attach_beta(m, 2 * s * n) +
+           attach_copy(m, 2 * (n - 1) * slice, 2 * s * n) +
            move(m, reduction_beta(m, s), 2 * slice, 2 * (n - 1) * slice);
 }
 
@@ -196,7 +214,7 @@ static double broadcast_direct(machine *m, double s)
     double n = m->ranks_per_host, share = (n - 1) / n * s; /* what each copies */
     if (!attach_offered(m))
         return HUGE_VAL;
-    return 2 * sync_cost(m) + (n - 1) * m->host_attach_call + share / attach_beta(m, n * s);
+    return 2 * sync_cost(m) + (n - 1) * m->host_attach_call + attach_copy(m, share, n * s);
 }
 
 static double gather_direct(machine *m, double s, double host_bytes)
@@ -204,8 +222,8 @@ static double gather_direct(machine *m, double s, double host_bytes)
     double n = m->ranks_per_host;
     if (!attach_offered(m))
         return HUGE_VAL;
-    return 2 * sync_cost(m) + (n - 1) * (m->host_attach_call + s / attach_beta(m, host_bytes)) +
-           move(m, m->host_beta, 2 * s, 0);
+    return 2 * sync_cost(m) + (n - 1) * m->host_attach_call +
+           attach_copy(m, (n - 1) * s, host_bytes) + move(m, m->host_beta, 2 * s, 0);
 }
 
 static double reduce_scatter_direct(machine *m, double s)
@@ -215,8 +233,7 @@ static double reduce_scatter_direct(machine *m, double s)
         return HUGE_VAL;
     double piece = COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes / n;
     return 2 * sync_cost(m) + (n - 1) * ceil(s / piece) * m->host_attach_call +
-           (n - 1) * s / attach_beta(m, n * (n + 1) * s) +
-           move(m, m->host_beta, 2 * s, (n - 1) * s);
+           attach_copy(m, (n - 1) * s, n * (n + 1) * s) + move(m, m->host_beta, 2 * s, (n - 1) * s);
 }
 
 /*

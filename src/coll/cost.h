@@ -14,8 +14,9 @@
  * beyond the cores share them.  Those rates are each core's share while
  * all the cores stream; a phase that leaves cores idle (a reduce's root,
  * reducing while the others wait) runs up to host_alone_gain times faster.
- * A sync of the host's ranks costs host_alpha while they fit on the cores,
- * plus a context switch (host_switch) for every rank beyond them.  Between
+ * A sync of the host's ranks costs host_alpha for two of them, a cache
+ * line's trip (host_peer) for every further rank the cores hold, and a
+ * context switch (host_switch) for every rank beyond the cores.  Between
  * hosts the resource is a host's link (links x link_beta each way); a flat
  * algorithm waits for its slowest edge, so all its steps are costed at
  * link_alpha.  Hosts that share one machine's cores (shared_cores) also
@@ -40,6 +41,7 @@ struct collie__machine {
     int attach;             /* 1: a host's ranks read each other's memory (cross-memory attach) */
     double host_alpha;      /* one sync of a host's ranks, when they fit on its cores */
     double host_switch;     /* added to a sync per rank beyond the cores */
+    double host_peer;       /* added to a sync per rank beyond two that fit on the cores */
     double host_beta;       /* bytes one core reads or writes per second, of memory */
     double host_cache_beta; /* the same, of the staging slots (in cache) */
     double host_resident_beta;   /* the same, of the user's buffers while the host's fit in half

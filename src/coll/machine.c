@@ -20,6 +20,12 @@
  */
 #define HOST_ALPHA_S 0.28e-6
 #define HOST_SWITCH_S 1.8e-6
+/*
+ * A sync's line from each further peer: 2 cores cannot measure it; on 16
+ * vCPUs of a Xeon (cpu2cpu 74-121 ns), 4-byte calls of 16 ranks took 0.9-1.3
+ * us more than of 2 (docs/SCALE.md, *Cores of their own*).
+ */
+#define HOST_PEER_S 0.07e-6
 #define HOST_BETA_BPS 14.5e9
 #define HOST_CACHE_BETA_BPS 60e9 /* fitted to 2 ranks' 64 MiB allgather and alltoall */
 /*
@@ -73,6 +79,8 @@ static const struct key {
     K(attach, "attach", INT, "1: a host's ranks read each other's memory (cross-memory attach)"),
     K(host_alpha, "host_latency_us", MICROS, "one sync of a host's ranks that fit on its cores"),
     K(host_switch, "host_switch_us", MICROS, "added to a sync per rank beyond the cores"),
+    K(host_peer, "host_peer_us", MICROS,
+      "added to a sync per rank beyond two that fit on the cores"),
     K(host_beta, "host_bandwidth_gbs", RATE, "GB/s one core reads or writes of memory"),
     K(host_cache_beta, "host_cache_gbs", RATE, "GB/s one core reads or writes of the slots"),
     K(host_resident_beta, "host_resident_gbs", RATE,
@@ -104,6 +112,7 @@ void collie__machine_default_rates(struct collie__machine *m)
 {
     m->host_alpha = HOST_ALPHA_S;
     m->host_switch = HOST_SWITCH_S;
+    m->host_peer = HOST_PEER_S;
     m->host_beta = HOST_BETA_BPS;
     m->host_cache_beta = HOST_CACHE_BETA_BPS;
     m->host_resident_beta = HOST_RESIDENT_BETA_BPS;
@@ -143,6 +152,7 @@ static int set(struct collie__machine *m, const struct key *k, const char *value
     int zero_ok = k->offset == offsetof(struct collie__machine, ranks_per_host) ||
                   k->offset == offsetof(struct collie__machine, hosts) ||
                   k->offset == offsetof(struct collie__machine, attach) ||
+                  k->offset == offsetof(struct collie__machine, host_peer) ||
                   k->offset == offsetof(struct collie__machine, shared_cores) ||
                   k->offset == offsetof(struct collie__machine, shared_tcp_beta);
     if (end == value || *end || errno || !isfinite(v) || v < 0 || (v == 0 && !zero_ok) ||

@@ -67,6 +67,11 @@ rm -f "$machine" "$machine.tuned" # netns.sh's trap replaces ours below
 # a collective after the measurement: its messages do not confuse the first call
 expect_status 0 two_hosts "$collie" bench allreduce -b 4 -e 1M -f 64 --iters 3 --warmup 1
 expect_output "^ +1048576 +262144 +float32 +sum .* 0  [a-z]+$"
+# a link one connection fills: each message crosses on one, not striped, every element right
+expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=100M COLLIE_DEBUG=INFO "$collie" bench allreduce \
+    -b 256K -e 4M -f 16 --iters 3 --warmup 1
+expect_output "INFO  net: 0\.1[0-9]+ GB/s between hosts, under 0\.5: a message crosses on one connection"
+expect_output "^ +4194304 +1048576 +float32 +sum .* 0  [a-z]+$"
 
 # Emulated hosts: the shaped rate, and the unshaped one (needs root: else skipped).
 . "$here/netns.sh"

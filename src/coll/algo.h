@@ -230,7 +230,8 @@ collie_status collie__select_force(collie_comm *comm, const char *spec);
 /*
  * Measures the links between hosts for the cost model (link_probe.c):
  * collective, after the transports opened; sets comm->link_alpha/beta where
- * no setting gives them.  COLLIE_OK, or the failure of the measurement.
+ * no setting gives them, and comm->link_stripes from the link's rate the
+ * model then uses.  COLLIE_OK, or the failure of the measurement.
  */
 collie_status collie__select_probe_links(collie_comm *comm);
 

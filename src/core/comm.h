@@ -106,8 +106,10 @@ struct collie_comm {
         uint16_t slot;
     } last_choice[COLLIE_COLL_COUNT];
     double link_alpha, link_beta; /* measured at init between hosts (coll/link_probe.c); 0: not */
-    const void **scratch_srcs;    /* size pointers (local_size used), for reduction sources */
-    void *scratch[2];             /* collie__scratch() */
+    int link_stripes; /* connections a large message to another host is striped over: 1 on a
+                         link one connection fills (coll/link_probe.c), else 0: all of them */
+    const void **scratch_srcs; /* size pointers (local_size used), for reduction sources */
+    void *scratch[2];          /* collie__scratch() */
     size_t scratch_bytes[2];
 
     /*

@@ -288,7 +288,9 @@ static collie_status recv_stripe(collie_comm *comm, struct collie__xfer *x, int 
 static int tcp_stripes(const collie_comm *comm, int peer, size_t len)
 {
     (void)peer;
-    return len >= comm->net->stripe_min ? comm->net->streams : 1;
+    if (len < comm->net->stripe_min || comm->link_stripes == 1)
+        return 1;
+    return comm->net->streams;
 }
 
 static collie_status tcp_progress(collie_comm *comm, struct collie__xfer *x)

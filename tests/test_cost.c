@@ -76,9 +76,9 @@ static void hand_computed(void)
     expect_us(&eight, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1 + 6 * 0.5, "barrier of 8 cores");
     expect_us(&crowded, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1 + 2 * 0.5 + 4 * 2,
               "barrier of 8 ranks on 4 cores");
-    two.host_peer = 0.5e-6; /* two ranks: none */
-    expect_us(&two, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1, "barrier of 2 with a peer term");
-    two.host_peer = 0;
+    struct collie__machine pair = two;
+    pair.host_peer = 0.5e-6; /* two ranks: none */
+    expect_us(&pair, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1, "barrier of 2 with a peer term");
 
     /*
      * direct: 2 syncs, 2 (n-1) calls per 4 slots of the call, (n-1)/n of it

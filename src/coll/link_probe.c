@@ -282,8 +282,9 @@ collie_status collie__select_probe_links(collie_comm *comm)
     comm->link_stripes = 0;
     if (st != COLLIE_OK || comm->nhosts < 2)
         return st;
-    struct collie__machine m;
-    collie__select_machine(comm, &m);
+    struct collie__machine m; /* the links' rates only: the placement does not enter */
+    collie__select_rates(&m);
+    collie__select_links(comm, &m);
     if (m.link_beta < ONE_CONNECTION_BPS) {
         comm->link_stripes = 1;
         if (comm->rank == 0)

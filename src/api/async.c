@@ -6,7 +6,7 @@
  * completion; it is never held while an operation runs.  The threads start
  * on first use, block every signal (the user's handlers run on the user's
  * threads), and sleep on a condition variable when their lane is empty.
- * Their waits inside an operation never poll (collie__shm_wait_background):
+ * Their waits inside an operation never poll (collie__wait_background):
  * the CPU belongs to the computation they overlap with.
  */
 #define _GNU_SOURCE
@@ -21,7 +21,7 @@
 #include "../core/config.h"
 #include "../coll/algo.h"
 #include "../core/log.h"
-#include "../transport/shm.h"
+#include "../transport/transport.h"
 #include "../transport/xfer.h"
 #include "api.h"
 #include "timeline.h"
@@ -156,7 +156,7 @@ static void *coll_lane(void *arg)
 {
     collie_comm *comm = arg;
     struct collie__async *a = comm->async;
-    collie__shm_wait_background(&a->callers_waiting);
+    collie__wait_background(&a->callers_waiting);
     pthread_mutex_lock(&a->lock);
     for (;;) {
         if (a->coll.head && !a->coll.busy) {
@@ -247,7 +247,7 @@ static void *p2p_lane(void *arg)
     struct collie__async *a = comm->async;
     struct p2p_set *s = a->p2p_set; /* allocated with the thread: it cannot fail here */
     uint64_t timeout_ns = (uint64_t)(comm->timeout_s * 1e9), stalled_since = 0;
-    collie__shm_wait_background(&a->callers_waiting);
+    collie__wait_background(&a->callers_waiting);
     pthread_mutex_lock(&a->lock);
     for (;;) {
         collie_status st = atomic_load(&comm->failed);

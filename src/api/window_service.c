@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "../reduce/reduce.h"
-#include "../transport/shm.h"
+#include "../transport/transport.h"
 #include "../transport/xfer.h"
 #include "window.h"
 
@@ -184,7 +184,7 @@ static void *service_main(void *arg)
 {
     struct service *s = arg;
     collie_win *win = s->win;
-    collie__shm_wait_background(&win->caller_waiting);
+    collie__wait_background(&win->caller_waiting);
     collie_status st = win->nlisten ? serve(s) : COLLIE_OK;
     pthread_mutex_lock(&win->lock);
     if (st != COLLIE_OK)

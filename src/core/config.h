@@ -72,8 +72,9 @@
       "when the awaited rank shares its CPU); -1: 50 when ranks <= cores "                         \
       "on the host, else 0")                                                                       \
     X(YIELD_US, INT, "-1",                                                                         \
-      "microseconds a waiting rank calls sched_yield before it sleeps on a "                       \
-      "futex; -1: 1000 when ranks <= cores, else 2000")                                            \
+      "microseconds a waiting rank calls sched_yield before it sleeps (on a "                      \
+      "futex; for another host, in poll() after a look at its sockets each "                       \
+      "time); -1: 1000 when ranks <= cores, else 2000")                                            \
     X(MOVE, INT, "1",                                                                              \
       "1: when the host has a CPU for every rank and the scheduler keeps two "                     \
       "ranks on one of them, the higher rank moves itself to another CPU of "                      \

@@ -33,6 +33,7 @@
 #include "../core/log.h"
 #include "../core/seal.h"
 #include "../core/sock.h"
+#include "transport.h"
 #include "wire.h"
 
 #define HELLO_MAGIC 0x434c4e48u /* "CLNH" */
@@ -227,6 +228,7 @@ collie_status collie__net_open(collie_comm *comm)
     n->mid = mid;
     n->seal = seals;
     n->stripe_min = STRIPE_MIN;
+    n->yield_ns = collie__wait_yield_ns(comm->local_size, comm->cpus);
     comm->net = n;
     int listen_fd = -1;
     struct collie__net_endpoint me = {0};

@@ -28,6 +28,11 @@ struct collie__net {
     _Atomic unsigned char *claim; /* CLAIM_FREE, CLAIM_SENDING, CLAIM_ENDED */
     unsigned char *mid;           /* written by the claim's holder only */
     struct collie__seal **seal;   /* as fd, with COLLIE_ENCRYPT=1 (seal.h); else NULL */
+    /*
+     * How long a wait for these connections looks and yields before it
+     * sleeps in poll() (xfer.c; COLLIE_YIELD_US, as shared memory's waits).
+     */
+    uint64_t yield_ns;
 };
 
 enum { COLLIE_NET_CLAIM_FREE, COLLIE_NET_CLAIM_SENDING, COLLIE_NET_CLAIM_ENDED };

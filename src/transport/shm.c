@@ -60,10 +60,9 @@ static void set_wait_policy(struct collie__shm *s, int ranks_on_host, int cpus)
 {
     int oversubscribed = ranks_on_host > cpus;
     long long spin = collie__config_int(COLLIE_CFG_SPIN_US);
-    long long yield = collie__config_int(COLLIE_CFG_YIELD_US);
     /* Oversubscribed, the awaited rank most likely waits for this very CPU: yield at once. */
     s->spin_ns = (uint64_t)(spin >= 0 ? spin : oversubscribed ? 0 : 50) * 1000u;
-    s->yield_ns = (uint64_t)(yield >= 0 ? yield : oversubscribed ? 2000 : 1000) * 1000u;
+    s->yield_ns = collie__wait_yield_ns(ranks_on_host, cpus);
     /* With a CPU for every rank, two ranks stuck on one CPU are the scheduler's accident. */
     s->may_move = !oversubscribed && collie__config_int(COLLIE_CFG_MOVE) != 0;
 }

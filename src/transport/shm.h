@@ -61,12 +61,4 @@ uint64_t collie__attach_probe_addr(void);
 /* Whether rank `me` of n reads every other's probe word (addrs[r] 0: that rank declines). */
 int collie__attach_probe(const int32_t *pids, const uint64_t *addrs, int n, int me);
 
-/*
- * Marks the calling thread as a background one (a lane of the asynchronous
- * core): its waits poll only while *caller_waiting > 0, i.e. while the user's
- * thread is blocked waiting for the lane; otherwise the user's computation
- * may need the CPU that polling would burn.
- */
-void collie__shm_wait_background(const _Atomic int *caller_waiting);
-
 #endif

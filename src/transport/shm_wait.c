@@ -33,29 +33,18 @@
 
 #include "../core/log.h"
 #include "shm_layout.h"
+#include "transport.h"
 
 #define SLEEP_SLICE_NS 100000000ull /* liveness is re-checked this often */
 #define YIELD_LOST_NS 100000ull     /* a sched_yield this long ran another thread's slice */
 #define MOVE_STREAK 4               /* waits in a row on the peer's CPU before moving off it */
 #define MOVE_EVERY_NS 10000000ull   /* at most one move per 10 ms */
 
-/* Per thread: the lanes of the asynchronous core wait beside the caller. */
+/* Per thread: where it last found its peers. */
 static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
-    const _Atomic int *caller_waiting; /* a lane's thread: poll only while this is > 0 */
-    int shared_streak;                 /* consecutive waits that found the peer on this CPU */
-    uint64_t moved_ns;                 /* when this thread last moved */
+    int shared_streak; /* consecutive waits that found the peer on this CPU */
+    uint64_t moved_ns; /* when this thread last moved */
 } me;
-
-void collie__shm_wait_background(const _Atomic int *caller_waiting)
-{
-    me.caller_waiting = caller_waiting;
-}
-
-/* A lane's thread polls only while its caller is blocked waiting for it (no computation to yield to). */
-static int may_poll(void)
-{
-    return !me.caller_waiting || atomic_load_explicit(me.caller_waiting, memory_order_relaxed) > 0;
-}
 
 /* One more in a statistics counter (relaxed: a count, not synchronisation). */
 static void bump(_Atomic unsigned long long *c)
@@ -275,7 +264,7 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
     if (reached(f, target))
         return COLLIE_OK;
     struct collie__shm *s = comm->shm;
-    uint64_t spin_ns = may_poll() ? s->spin_ns : 0;
+    uint64_t spin_ns = collie__wait_may_poll() ? s->spin_ns : 0;
     if (spin_ns && shares_cpu(s, peer)) {
         spin_ns = 0;
         bump(&s->waits_shared_cpu);

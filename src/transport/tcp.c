@@ -313,6 +313,8 @@ static void tcp_pollfd(const collie_comm *comm, const struct collie__xfer *x, in
     *p = (struct pollfd){.fd = stripe_fd(comm, x, k), .events = x->send ? POLLOUT : POLLIN};
 }
 
+static uint64_t tcp_yield_ns(const collie_comm *comm) { return comm->net->yield_ns; }
+
 static int tcp_reaches(const collie_comm *comm, int peer)
 {
     return comm->net && collie__local_index(comm, peer) < 0;
@@ -361,5 +363,6 @@ const struct collie__transport collie__tcp_transport = {
     .stripes = tcp_stripes,
     .progress = tcp_progress,
     .pollfd = tcp_pollfd,
+    .yield_ns = tcp_yield_ns,
     .wait = NULL, /* waits in the engine's poll(): pollfd() */
 };

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "../core/config.h"
 #include "../core/log.h"
 #include "transport.h"
 
@@ -73,4 +74,22 @@ void collie__transports_close(collie_comm *comm)
     free(comm->peer_transport);
     comm->peer_transport = NULL;
     comm->on_fail = NULL;
+}
+
+/* Per thread: the lanes of the asynchronous core wait beside the caller. */
+static _Thread_local __attribute__((tls_model("initial-exec"))) const _Atomic int *caller_waiting;
+
+void collie__wait_background(const _Atomic int *waiting) { caller_waiting = waiting; }
+
+uint64_t collie__wait_yield_ns(int ranks_on_host, int cpus)
+{
+    long long yield = collie__config_int(COLLIE_CFG_YIELD_US);
+    if (yield < 0)
+        yield = ranks_on_host > cpus ? 2000 : 1000;
+    return (uint64_t)yield * 1000u;
+}
+
+int collie__wait_may_poll(void)
+{
+    return !caller_waiting || atomic_load_explicit(caller_waiting, memory_order_relaxed) > 0;
 }

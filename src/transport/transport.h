@@ -42,9 +42,11 @@ struct collie__transport {
      * descriptors fills the pollfd of stripe k (pollfd != NULL); one without
      * (shared memory) blocks in wait() until x may move: within COLLIE_TIMEOUT
      * (failing with TIMEOUT) when until_ns is 0, else returning COLLIE_OK at
-     * until_ns at the latest.
+     * until_ns at the latest.  With descriptors, the engine first looks at
+     * them and yields the CPU in turn for yield_ns(comm), then sleeps in poll().
      */
     void (*pollfd)(const collie_comm *comm, const struct collie__xfer *x, int k, struct pollfd *p);
+    uint64_t (*yield_ns)(const collie_comm *comm);
     collie_status (*wait)(collie_comm *comm, const struct collie__xfer *x, uint64_t until_ns);
 };
 
@@ -73,5 +75,23 @@ static inline const struct collie__transport *collie__transport_of(const collie_
 
 /* Every transport of this build, in order of preference; NULL-terminated. */
 extern const struct collie__transport *const collie__transports[];
+
+/*
+ * Marks the calling thread as a background one (a lane of the asynchronous
+ * core, a window's service thread): its waits poll only while
+ * *caller_waiting > 0, i.e. while the user's thread is blocked waiting for
+ * it; otherwise the user's computation may need the CPU that polling would
+ * burn, and the waits sleep at once.
+ */
+void collie__wait_background(const _Atomic int *caller_waiting);
+
+/* Whether the calling thread's waits may poll before they sleep (collie__wait_background). */
+int collie__wait_may_poll(void);
+
+/*
+ * How long a wait yields the CPU before it sleeps: COLLIE_YIELD_US, or by
+ * default 1 ms, 2 ms where the host's ranks outnumber its CPUs.
+ */
+uint64_t collie__wait_yield_ns(int ranks_on_host, int cpus);
 
 #endif

@@ -36,7 +36,6 @@
 #include "transport.h"
 
 #define SLEEP_SLICE_NS 100000000ull /* liveness is re-checked this often */
-#define YIELD_LOST_NS 100000ull     /* a sched_yield this long ran another thread's slice */
 #define MOVE_STREAK 4               /* waits in a row on the peer's CPU before moving off it */
 #define MOVE_EVERY_NS 10000000ull   /* at most one move per 10 ms */
 
@@ -293,7 +292,7 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
              * yields would each cost as much.  Sleep instead: a futex wake
              * preempts such a thread at once.
              */
-            if (yielding && now - last > YIELD_LOST_NS) {
+            if (yielding && now - last > COLLIE__YIELD_LOST_NS) {
                 bump(&s->waits_yield_lost);
                 break;
             }

@@ -85,6 +85,13 @@ extern const struct collie__transport *const collie__transports[];
  */
 void collie__wait_background(const _Atomic int *caller_waiting);
 
+/*
+ * A sched_yield that came back this late ran another thread's slice (a busy
+ * thread pool beside the rank), as every further one would: a wait that
+ * meets one stops yielding and sleeps (shared memory's and the engine's).
+ */
+#define COLLIE__YIELD_LOST_NS 100000ull
+
 /* Whether the calling thread's waits may poll before they sleep (collie__wait_background). */
 int collie__wait_may_poll(void);
 

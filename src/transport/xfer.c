@@ -28,9 +28,8 @@
 
 #include "transport.h"
 
-#define MIXED_POLL_MS 1         /* poll slice when transfers without descriptors are pending too */
-#define FD_POLL_MS 100          /* poll slice when only descriptors are: abort checks between */
-#define YIELD_LOST_NS 100000ull /* a sched_yield this long ran another thread's slice */
+#define MIXED_POLL_MS 1 /* poll slice when transfers without descriptors are pending too */
+#define FD_POLL_MS 100  /* poll slice when only descriptors are: abort checks between */
 
 void collie__xfer_init(collie_comm *comm, struct collie__xfer *x,
                        const struct collie__op_desc *desc, int peer, int send, const void *buf,
@@ -56,9 +55,8 @@ void collie__xfer_init(collie_comm *comm, struct collie__xfer *x,
 
 /*
  * Looks at fds and yields the CPU in turn until one is ready or `end`:
- * poll()'s result (0: none).  A yield that came back after YIELD_LOST_NS ran
- * another thread's slice (a busy thread pool beside the rank), as every
- * further one would: the caller sleeps instead, as shm_wait.c's waits do.
+ * poll()'s result (0: none), and 0 at once after a yield that ran another
+ * thread's slice (COLLIE__YIELD_LOST_NS): the caller then sleeps.
  */
 static int look_and_yield(struct pollfd *fds, int nfds, uint64_t end)
 {
@@ -69,7 +67,7 @@ static int look_and_yield(struct pollfd *fds, int nfds, uint64_t end)
         sched_yield();
         uint64_t then = now;
         now = collie__now_ns();
-        if (now - then > YIELD_LOST_NS)
+        if (now - then > COLLIE__YIELD_LOST_NS)
             return 0;
     }
 }

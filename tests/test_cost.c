@@ -169,33 +169,41 @@ static void hand_computed(void)
           "a pair that does not exist costs HUGE_VAL");
 
     /*
-     * Two hosts on one machine's 2 cores (shared_cores): a step's 10 us is
-     * paid per core's worth of ranks (4 / 2), every host's bytes go at
-     * shared_tcp_beta a core, and the slower of that and the link bounds.
+     * Two hosts on one machine's 2 cores (shared_cores): 2 ranks a core, so a
+     * step costs a core both ranks' 10 us and a 2 us switch to each (24 us),
+     * every host's bytes go at shared_tcp_beta a core, and the slower of that
+     * and the link bounds.
      */
     struct collie__machine shared = machine(4, 2, 2, 2);
     shared.shared_cores = 2;
     shared.shared_tcp_beta = 0.2e9;
-    /* ring, 1000 B: the link 60 + 15; the cores 6 x 2 x 10 + 2 hosts x 1500 B / (2 x 0.2 GB/s) */
-    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000, 120 + 7.5,
+    /* ring, 1000 B: the link 60 + 15; the cores 6 x 24 + 2 hosts x 1500 B / (2 x 0.2 GB/s) */
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000, 144 + 7.5,
               "shared cores: their latency");
-    /* ring, 1 MB: the link 60 + 15000 against the cores' 120 + 7500 */
+    /* ring, 1 MB: the link 60 + 15000 against the cores' 144 + 7500 */
     expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000000, 60 + 15000,
               "shared cores: the link bounds");
-    shared.shared_tcp_beta = 0.05e9; /* 120 + 2 x 1.5 MB / (2 x 0.05 GB/s) */
-    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000000, 120 + 30000,
+    shared.shared_tcp_beta = 0.05e9; /* 144 + 2 x 1.5 MB / (2 x 0.05 GB/s) */
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000000, 144 + 30000,
               "shared cores: their TCP bounds");
-    shared.shared_tcp_beta = 0; /* the link's rate: 120 + 2 x 1500 / (2 x 0.1 GB/s) */
-    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000, 120 + 15,
+    shared.shared_tcp_beta = 0; /* the link's rate: 144 + 2 x 1500 / (2 x 0.1 GB/s) */
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000, 144 + 15,
               "shared cores at the link's rate");
     /*
      * hierarchical, 1000 B: 2 syncs (1 us each), one rd step across (the cores'
-     * 2 x 10 + 2 x 1000 / (2 x 0.2 GB/s) over the link's 10 + 10), and the
+     * 24 + 2 x 1000 / (2 x 0.2 GB/s) over the link's 10 + 10), and the
      * host's copies (3000 B at 1 GB/s, 2500 at 2) shared by 4 ranks on 2 cores
      */
     shared.shared_tcp_beta = 0.2e9;
     expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_HIERARCHICAL, 1000,
-              2 + 25 + 2 * (3 + 1.25), "shared cores: hierarchical");
+              2 + 29 + 2 * (3 + 1.25), "shared cores: hierarchical");
+    /*
+     * 4 cores, a rank each: no switch, the cores' step (10 + 2 x 1000 / (4 x
+     * 0.2 GB/s)) under the link's 20, and the copies a core each
+     */
+    shared.shared_cores = 4;
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_HIERARCHICAL, 1000, 2 + 20 + 4.25,
+              "shared cores, a core a rank: hierarchical");
     shared.shared_cores = 0; /* hosts of their own: 2 + 20 + 4.25 */
     expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_HIERARCHICAL, 1000, 2 + 20 + 4.25,
               "hierarchical on hosts of their own");

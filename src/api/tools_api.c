@@ -55,8 +55,6 @@ collie_status collie__tools_force(collie_comm *comm, const char *spec)
 
 int collie__tools_attach(const collie_comm *comm) { return collie__attach_ok(comm); }
 
-void collie__tools_boot_id(char *buf, size_t len) { collie__identity_boot_id(buf, len); }
-
 int collie__tools_links_measured(const collie_comm *comm)
 {
     return comm->link_alpha > 0 || comm->link_beta > 0;

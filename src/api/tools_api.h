@@ -44,9 +44,6 @@ collie_status collie__tools_force(collie_comm *comm, const char *spec);
 /* Whether comm's ranks on this host copy each other's buffers directly (cross-memory attach). */
 int collie__tools_attach(const collie_comm *comm);
 
-/* This kernel's boot id into buf ("" where unreadable): one machine's, in any namespace. */
-void collie__tools_boot_id(char *buf, size_t len);
-
 /* Whether comm measured the links between its hosts at init (COLLIE_NET_PROBE). */
 int collie__tools_links_measured(const collie_comm *comm);
 

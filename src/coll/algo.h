@@ -261,7 +261,10 @@ struct collie__machine;
  */
 const char *collie__select_rates(struct collie__machine *m);
 
-/* comm's placement (ranks, hosts, ranks per host, cores, slot, attach) into m; the rates stay. */
+/*
+ * comm's placement (ranks, hosts, ranks per host, cores, slot, attach, and
+ * the cores its hosts share where all run on one kernel) into m; the rates stay.
+ */
 void collie__select_place(const collie_comm *comm, struct collie__machine *m);
 
 /* The links' rates comm measured at init (link_probe.c) into m, where it measured them. */

@@ -306,12 +306,14 @@ static double flows(machine *m) { return m->hosts > 1 ? m->ranks_per_host : 1; }
  * link, each way, in all: a latency a step and the bytes at the link's rate.
  * Where the hosts share their CPUs (shared_cores: hosts emulated on one
  * machine, containers on one server), every rank's TCP work runs on those
- * cores too: a step's latency, measured by two ranks on cores of their own,
- * is paid once per core's worth of ranks, and the bytes every host sends
- * and receives go at shared_tcp_beta a core.  The slower of the two bounds
- * the call (measured on 2 cores, unshaped links run 1.5-3.8x slower than
- * their latency and rate with 4-8 ranks; at 1 Gbit/s the links bound the
- * large calls: docs/SCALE.md).
+ * cores too: where they hold more than a rank each, a step costs each core
+ * every one of its ranks' latency (measured by two ranks on cores of their
+ * own, who wait by looking and yielding) and a switch to it (host_switch),
+ * and the bytes every host sends and receives go at shared_tcp_beta a core.
+ * The slower of the two bounds the call (measured on 2 cores, 4 and 8
+ * emulated hosts: a small call's step 14-20 and 27-47 us where the pair's
+ * latency was 4.8 and 7.1; at 1 Gbit/s the links bound the large calls:
+ * docs/SCALE.md).
  */
 static double over_links(machine *m, double steps, double link_bytes)
 {
@@ -320,8 +322,8 @@ static double over_links(machine *m, double steps, double link_bytes)
         return wire;
     double crowd = (double)m->ranks / m->shared_cores,
            tcp = m->shared_tcp_beta > 0 ? m->shared_tcp_beta : m->link_beta,
-           cpus = steps * (crowd > 1 ? crowd : 1) * m->link_alpha +
-                  m->hosts * link_bytes / (m->shared_cores * tcp);
+           step = crowd > 1 ? crowd * (m->link_alpha + m->host_switch) : m->link_alpha,
+           cpus = steps * step + m->hosts * link_bytes / (m->shared_cores * tcp);
     return wire > cpus ? wire : cpus;
 }
 

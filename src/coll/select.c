@@ -44,6 +44,7 @@ void collie__select_place(const collie_comm *comm, struct collie__machine *m)
     m->slot_bytes =
         comm->shm ? collie__win_bytes(comm) : (size_t)collie__config_int(COLLIE_CFG_SHM_SLOT);
     m->attach = collie__attach_ok(comm);
+    m->shared_cores = comm->hosts.shared_cores; /* hosts of one kernel, found at init (shm.c) */
 }
 
 void collie__select_links(const collie_comm *comm, struct collie__machine *m)

@@ -172,6 +172,7 @@ collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, si
     int me = host_of[comm->rank];
     comm->local_to_global = ranks + start[me]; /* this host's ranks, in the table */
     comm->local_size = start[me + 1] - start[me];
+    comm->crowd_ranks = comm->local_size;
     comm->local_rank = collie__local_index(comm, comm->rank);
     if ((launcher_local_rank >= 0 && launcher_local_rank != comm->local_rank) ||
         (launcher_local_size >= 0 && launcher_local_size != comm->local_size))
@@ -216,6 +217,8 @@ collie_comm *collie__comm_create(int rank, int size)
     comm->token = collie__config_string(COLLIE_CFG_TOKEN);
     comm->timeout_s = collie__config_double(COLLIE_CFG_TIMEOUT);
     comm->cpus = cpus_available();
+    comm->crowd_ranks = 1;
+    comm->crowd_cpus = comm->cpus;
     comm->nt_min = (size_t)collie__config_int(COLLIE_CFG_NT_MIN);
     comm->p2p_piece = (size_t)collie__config_int(COLLIE_CFG_P2P_PIECE);
     comm->scratch_srcs = calloc((size_t)size, sizeof *comm->scratch_srcs);

@@ -63,6 +63,8 @@ struct collie_comm {
     int nhosts;
     int cpus;             /* CPUs this host's ranks may run on (the union of their affinity
                              masks, from the shm transport's open; before: this process's) */
+    int crowd_ranks;      /* the ranks that compete for this rank's CPUs, and those CPUs: this */
+    int crowd_cpus;       /* host's, or its kernel's where hosts share one (shm.c) */
     int *local_to_global; /* this host's ranks, indexed by local rank (in hosts.ranks) */
     struct {
         int *identity; /* [r] = r: the flat group */
@@ -72,6 +74,8 @@ struct collie_comm {
         int max_local; /* most ranks on one host */
         int oversubscribed; /* a host has more ranks than CPUs they may use: alike on all ranks */
         int cores;          /* the fewest CPUs any host's ranks may use: alike on all ranks */
+        int shared_cores;   /* the CPUs every host's ranks share where all run on one kernel
+                               (emulated hosts, containers of one server); else 0 */
         uint64_t link_key;  /* hosts 0 and 1 (a hash of their ids; 0 on one host): the link
                                the cost model measures (link_probe.c) */
     } hosts;

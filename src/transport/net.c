@@ -228,7 +228,7 @@ collie_status collie__net_open(collie_comm *comm)
     n->mid = mid;
     n->seal = seals;
     n->stripe_min = STRIPE_MIN;
-    n->yield_ns = collie__wait_yield_ns(comm->local_size, comm->cpus);
+    n->yield_ns = collie__wait_yield_ns(comm->crowd_ranks, comm->crowd_cpus);
     comm->net = n;
     int listen_fd = -1;
     struct collie__net_endpoint me = {0};

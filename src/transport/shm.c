@@ -56,13 +56,14 @@ static struct collie__shm_map plan(int n)
     return m;
 }
 
-static void set_wait_policy(struct collie__shm *s, int ranks_on_host, int cpus)
+/* How this rank waits, given the ranks that compete for its CPUs (comm->crowd_ranks, _cpus). */
+static void set_wait_policy(struct collie__shm *s, int ranks, int cpus)
 {
-    int oversubscribed = ranks_on_host > cpus;
+    int oversubscribed = ranks > cpus;
     long long spin = collie__config_int(COLLIE_CFG_SPIN_US);
     /* Oversubscribed, the awaited rank most likely waits for this very CPU: yield at once. */
     s->spin_ns = (uint64_t)(spin >= 0 ? spin : oversubscribed ? 0 : 50) * 1000u;
-    s->yield_ns = collie__wait_yield_ns(ranks_on_host, cpus);
+    s->yield_ns = collie__wait_yield_ns(ranks, cpus);
     /* With a CPU for every rank, two ranks stuck on one CPU are the scheduler's accident. */
     s->may_move = !oversubscribed && collie__config_int(COLLIE_CFG_MOVE) != 0;
 }
@@ -188,6 +189,49 @@ static void count_host_cpus(collie_comm *comm, const cpu_set_t *masks, size_t st
 }
 
 /*
+ * Hosts can share one kernel's CPUs: hosts emulated in network namespaces,
+ * containers of one server.  The ranks of every host on this rank's kernel
+ * (kernels[r * stride]: its boot id, "" where unreadable) then compete for
+ * the union of their masks; where they crowd those CPUs more than this
+ * host's ranks crowd its own, they are the crowd this rank's waits must
+ * respect (crowd_ranks, crowd_cpus: two emulated hosts of 2 ranks on 2 CPUs
+ * are 4 ranks on 2, and a sync that spins for its host's partner takes the
+ * CPU the other host's ranks need).  Where every rank runs on one kernel,
+ * hosts.shared_cores is its CPUs, for the cost model (alike on all ranks).
+ */
+static void count_kernel_cpus(collie_comm *comm, const char *kernels, const cpu_set_t *masks,
+                              size_t stride)
+{
+    comm->crowd_ranks = comm->local_size;
+    comm->crowd_cpus = comm->cpus;
+    comm->hosts.shared_cores = 0;
+    const char *mine = kernels + (size_t)comm->rank * stride;
+    if (comm->nhosts < 2 || !*mine)
+        return;
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    int ranks = 0, everyone = 1;
+    for (int r = 0; r < comm->size; r++) {
+        const cpu_set_t *m = (const cpu_set_t *)((const char *)masks + (size_t)r * stride);
+        if (strcmp(kernels + (size_t)r * stride, mine) != 0) {
+            everyone = 0;
+            continue;
+        }
+        if (!CPU_COUNT(m))
+            return;
+        CPU_OR(&cpus, &cpus, m);
+        ranks++;
+    }
+    int n = CPU_COUNT(&cpus);
+    if (everyone)
+        comm->hosts.shared_cores = n;
+    if ((long)ranks * comm->crowd_cpus > (long)comm->crowd_ranks * n) {
+        comm->crowd_ranks = ranks;
+        comm->crowd_cpus = n;
+    }
+}
+
+/*
  * Whether this rank reads every other local rank's memory (shm_attach.c):
  * pids and probe addresses of all ranks, `stride` bytes apart.
  */
@@ -215,8 +259,9 @@ static collie_status shm_transport_open(collie_comm *comm)
         calloc(2 * COLLIE_SHM_CHANNELS * (size_t)comm->local_size, sizeof *counters);
     struct {
         int32_t pid, fd;
-        uint64_t probe; /* collie__attach_probe_addr() */
-        cpu_set_t cpus; /* where the rank may run: the host's CPUs are the union */
+        uint64_t probe;  /* collie__attach_probe_addr() */
+        cpu_set_t cpus;  /* where the rank may run: the host's CPUs are the union */
+        char kernel[40]; /* its kernel's boot id: hosts on one kernel share its CPUs */
     } *all = calloc((size_t)comm->size, sizeof *all), mine;
     int32_t *ok = calloc((size_t)comm->size, sizeof *ok);
     if (!s || !counters || !all || !ok) {
@@ -234,6 +279,7 @@ static collie_status shm_transport_open(collie_comm *comm)
     mine.probe = collie__attach_probe_addr();
     if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0)
         CPU_ZERO(&mine.cpus);
+    collie__identity_boot_id(mine.kernel, sizeof mine.kernel);
     /* Every rank takes part in both exchanges, so a failure anywhere fails all, at once. */
     collie_status st = collie__bootstrap_allgather(comm, &mine, all, sizeof mine);
     if (st == COLLIE_OK && comm->local_rank != 0) {
@@ -263,8 +309,10 @@ static collie_status shm_transport_open(collie_comm *comm)
         st = st2;
     if (fd >= 0)
         close(fd); /* every peer holds its own mapping by now, or has failed */
-    if (st == COLLIE_OK)
+    if (st == COLLIE_OK) {
         count_host_cpus(comm, &all[0].cpus, sizeof *all);
+        count_kernel_cpus(comm, all[0].kernel, &all[0].cpus, sizeof *all);
+    }
     free(all);
     free(ok);
     if (st != COLLIE_OK) {
@@ -278,13 +326,15 @@ static collie_status shm_transport_open(collie_comm *comm)
     s->rcvd = counters + COLLIE_SHM_CHANNELS * comm->local_size;
     attach(s, base, comm->local_size, comm->local_rank);
     s->attach = attach_ok;
-    set_wait_policy(s, comm->local_size, comm->cpus);
+    set_wait_policy(s, comm->crowd_ranks, comm->crowd_cpus);
     comm->shm = s;
     COLLIE_INFO("shm",
                 "%d ranks on this host, segment %zu bytes, slot %zu, ring %zu, spin %llu us, "
-                "yield %llu us, cross-memory attach %s",
+                "yield %llu us (%d ranks on %d CPUs%s), cross-memory attach %s",
                 s->n, s->map.total, s->map.slot_bytes, s->map.ring_bytes,
                 (unsigned long long)s->spin_ns / 1000, (unsigned long long)s->yield_ns / 1000,
+                comm->crowd_ranks, comm->crowd_cpus,
+                comm->crowd_ranks > comm->local_size ? ", hosts on one kernel" : "",
                 attach_ok ? "on" : "off");
     return COLLIE_OK;
 }

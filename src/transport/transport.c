@@ -81,11 +81,11 @@ static _Thread_local __attribute__((tls_model("initial-exec"))) const _Atomic in
 
 void collie__wait_background(const _Atomic int *waiting) { caller_waiting = waiting; }
 
-uint64_t collie__wait_yield_ns(int ranks_on_host, int cpus)
+uint64_t collie__wait_yield_ns(int ranks, int cpus)
 {
     long long yield = collie__config_int(COLLIE_CFG_YIELD_US);
     if (yield < 0)
-        yield = ranks_on_host > cpus ? 2000 : 1000;
+        yield = ranks > cpus ? 2000 : 1000;
     return (uint64_t)yield * 1000u;
 }
 

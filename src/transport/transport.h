@@ -97,8 +97,9 @@ int collie__wait_may_poll(void);
 
 /*
  * How long a wait yields the CPU before it sleeps: COLLIE_YIELD_US, or by
- * default 1 ms, 2 ms where the host's ranks outnumber its CPUs.
+ * default 1 ms, 2 ms where the ranks that compete for the CPUs (a host's, or
+ * its kernel's: comm->crowd_ranks) outnumber them.
  */
-uint64_t collie__wait_yield_ns(int ranks_on_host, int cpus);
+uint64_t collie__wait_yield_ns(int ranks, int cpus);
 
 #endif

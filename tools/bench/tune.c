@@ -28,18 +28,16 @@
  * The placement (ranks, hosts, ranks per host, cores) is the job's; where
  * every rank runs on the same kernel (the same boot id: hosts emulated in
  * namespaces, or containers of one server), the hosts share its cores
- * (shared_cores: the machine's online CPUs, which every rank's binding is
- * a part of; shared_tcp_gbs stays, 0 = the link's rate, which is what
- * unshaped links between them measure).  A rate
+ * (shared_cores: the union of the ranks' CPUs, as the library finds it at
+ * init; shared_tcp_gbs stays, 0 = the link's rate, which is what unshaped
+ * links between them measure).  A rate
  * the job cannot measure (one host: no link), or that its call cannot tell
  * (no solution, or a term of under TUNE_SHARE_MIN of the time), keeps the
  * library's value.
  */
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "api/tools_api.h"
 #include "bench.h"
@@ -129,27 +127,6 @@ static int solve(struct collie__machine *m, const char *key, int rate, double lo
     return set_value(m, key, ok && !weak ? v : keep);
 }
 
-/*
- * 1 where every rank of comm runs on one kernel: the same boot id, which two
- * machines (or virtual machines) never share and namespaces and containers
- * of one always do; 0 where they differ or a rank cannot read it; -1 on error.
- */
-static int one_kernel(collie_comm *comm)
-{
-    char boot[64];
-    collie__tools_boot_id(boot, sizeof boot);
-    uint64_t hash = 14695981039346656037u; /* FNV-1a */
-    for (const char *c = boot; *c; c++)
-        hash = (hash ^ (unsigned char)*c) * 1099511628211u;
-    int64_t lo = boot[0] ? (int64_t)(hash >> 1) : -1 - (int64_t)collie_rank(comm), hi = lo;
-    if (collie_allreduce(comm, &lo, &lo, 1, COLLIE_INT64, COLLIE_MIN) != COLLIE_OK ||
-        collie_allreduce(comm, &hi, &hi, 1, COLLIE_INT64, COLLIE_MAX) != COLLIE_OK) {
-        fprintf(stderr, "collie bench --tune: %s\n", collie_last_error(comm));
-        return -1;
-    }
-    return lo == hi;
-}
-
 /* A sub-communicator of the ranks `in` picks; NULL elsewhere (and -1 on failure). */
 static int split(collie_comm *comm, int in, collie_comm **out)
 {
@@ -170,7 +147,7 @@ int bench_tune(const char *path)
         return -1;
     }
     int on_host0 = collie_host_index(comm) == 0, local = collie_local_rank(comm);
-    int hosts = collie_host_count(comm), host0_size = 0, host_cores = 1;
+    int hosts = collie_host_count(comm), host0_size = 0, host_cores = 1, shared = 0;
     for (int r = 0; r < collie_size(comm); r++)
         host0_size += collie_host_of(comm, r) == 0;
     char err[512] = "";
@@ -180,12 +157,12 @@ int bench_tune(const char *path)
         /* the links measured at init seed m, once: the steps below solve their own */
         collie__tools_machine_links(m, comm);
         host_cores = (int)collie__tools_machine_get(m, "cores");
+        shared = (int)collie__tools_machine_get(m, "shared_cores");
     }
-    int iters = 2000, rc = 0, shared = hosts > 1 ? one_kernel(comm) : 0;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN); /* what hosts of one kernel share */
+    int iters = 2000, rc = 0;
     double *times = malloc(sizeof(double) * (size_t)iters);
     float *buf = calloc(TUNE_BYTES / sizeof(float), sizeof(float));
-    if (!m || !times || !buf || shared < 0 ||
+    if (!m || !times || !buf ||
         split(comm, on_host0 && (local == 0 || local == host0_size - 1) && host0_size > 1, &pair) ||
         split(comm, on_host0 && host0_size > 2, &host) ||
         split(comm, local == 0 && collie_host_index(comm) < 2 && hosts > 1, &cross))
@@ -196,9 +173,9 @@ int bench_tune(const char *path)
         printf("# collie bench --tune: %d ranks on %d host(s), %d on host 0, %d cores a host\n",
                collie_size(comm), hosts, host0_size, host_cores);
         if (shared)
-            printf("# shared_cores %ld: every host runs on one kernel (its boot id), on its "
-                   "machine's CPUs\n",
-                   cpus);
+            printf("# shared_cores %d: every host runs on one kernel (its boot id), on its "
+                   "CPUs\n",
+                   shared);
     }
     const char *ar = "allreduce";
     const struct probe sync = {4, iters, ar}, slow_sync = {4, 200, ar}, copy = {TUNE_BYTES, 10, ar},
@@ -263,11 +240,8 @@ int bench_tune(const char *path)
                        collie__tools_algo(sub, steps[k].p->coll, steps[k].p->bytes), t);
         }
     }
-    if (rc == 0 && collie_rank(comm) == 0) {
+    if (rc == 0 && collie_rank(comm) == 0)
         collie__tools_machine_place(m, comm);
-        if (shared)
-            rc = set_value(m, "shared_cores", (double)cpus);
-    }
     if (rc == 0 && collie_rank(comm) == 0) {
         FILE *f = fopen(path, "w");
         if (!f || (collie__tools_machine_write(m, f), fclose(f))) {

@@ -10,8 +10,9 @@
 #   bash scripts/sim_validate.sh /tmp/v local:2 local:4 local:8 hosts:2:1:1gbit hosts:4:2
 # One host is tuned once, at its largest N, and predicts every N; each host
 # configuration is tuned on itself (which finds its hosts on one machine's
-# cores: shared_cores) and predicted with the rate at which those cores carry
-# TCP (shared_tcp_gbs, from two unshaped hosts: docs/SCALE.md).  Writes
+# cores: shared_cores) and predicted with the rate and the latency at which
+# those cores carry TCP (shared_tcp_gbs and shared_tcp_us, from two unshaped
+# hosts: docs/SCALE.md).  Writes
 # OUT_DIR/validation.csv and a per-configuration text file, and prints the
 # summary.
 set -uo pipefail
@@ -43,9 +44,10 @@ compare() {
 }
 
 # The rate at which this machine's cores carry TCP, sending and receiving at
-# once: what `--tune` solves for the link of two unshaped emulated hosts of
-# one rank each (their ranks on cores of their own).  Shaped links hide it.
-shared_tcp_gbs() {
+# once, and a message's CPU time: what `--tune` solves for the link of two
+# unshaped emulated hosts of one rank each (their ranks on cores of their
+# own), as --set options.  Shaped links hide both.
+shared_tcp() {
     (
         . "$root/tests/netns.sh"
         netns_up 2 >&2
@@ -53,10 +55,11 @@ shared_tcp_gbs() {
         netns_rsh "$out/tcp.rsh"
         netns_exec 0 "$collie" bench -H "$(netns_hostlist 2 1)" --rsh "$out/tcp.rsh" \
             --tune "$out/tcp.machine" >"$out/tcp.tune.txt" || exit 1
-        awk '$1 == "link_bandwidth_gbs" { print $3 }' "$out/tcp.machine"
+        awk '$1 == "link_bandwidth_gbs" { gbs = $3 } $1 == "link_latency_us" { us = $3 }
+             END { print "--set shared_tcp_gbs=" gbs " --set shared_tcp_us=" us }' "$out/tcp.machine"
     )
 }
-tcp_gbs=
+tcp_sets=
 
 local_max=0
 for c in "$@"; do
@@ -81,8 +84,8 @@ for c in "$@"; do
         dir=$out/$label
         mkdir -p "$dir"
         # the emulated hosts share this machine's cores (--tune sees one kernel), and
-        # at the links' rate where they are unshaped; shaped, their TCP rate is another
-        [ -n "$tcp_gbs" ] || tcp_gbs=$(shared_tcp_gbs) || exit 1
+        # at the links' rates where they are unshaped; shaped, their TCP's are others
+        [ -n "$tcp_sets" ] || tcp_sets=$(shared_tcp) || exit 1
         (
             . "$root/tests/netns.sh"
             netns_up "$a" "$rate"
@@ -94,7 +97,7 @@ for c in "$@"; do
             cat "$dir/tune.txt"
             algos=(allreduce:ring allreduce:rd allreduce:rabenseifner allreduce:hierarchical
                    reduce:ring reduce:rd)
-            hosts_args="--hosts $a --set shared_tcp_gbs=$tcp_gbs" # --tune sets shared_cores
+            hosts_args="--hosts $a $tcp_sets" # --tune sets shared_cores
             # small sizes timed for 20 ms each: 3 operations of 50 us are one scheduler tick
             compare "$label" "$dir" $((a * b)) "$dir/machine" run --iters 3 --warmup 1 \
                 --min-time 0.02

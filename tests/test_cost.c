@@ -190,6 +190,15 @@ static void hand_computed(void)
     expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000, 144 + 15,
               "shared cores at the link's rate");
     /*
+     * A message's CPU time of 4 us on a link whose latency is 10 (a shaped
+     * link's queue holds the other 6): a step is the link's 10 and the
+     * other rank's 4 + 2 and this one's switch, 18 us
+     */
+    shared.shared_tcp_alpha = 4e-6;
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000, 6 * 18 + 15,
+              "shared cores: a message's CPU time below the link's latency");
+    shared.shared_tcp_alpha = 0;
+    /*
      * hierarchical, 1000 B: 2 syncs (1 us each), one rd step across (the cores'
      * 24 + 2 x 1000 / (2 x 0.2 GB/s) over the link's 10 + 10), and the
      * host's copies (3000 B at 1 GB/s, 2500 at 2) shared by 4 ranks on 2 cores

@@ -307,13 +307,15 @@ static double flows(machine *m) { return m->hosts > 1 ? m->ranks_per_host : 1; }
  * Where the hosts share their CPUs (shared_cores: hosts emulated on one
  * machine, containers on one server), every rank's TCP work runs on those
  * cores too: where they hold more than a rank each, a step costs each core
- * every one of its ranks' latency (measured by two ranks on cores of their
- * own, who wait by looking and yielding) and a switch to it (host_switch),
- * and the bytes every host sends and receives go at shared_tcp_beta a core.
- * The slower of the two bounds the call (measured on 2 cores, 4 and 8
- * emulated hosts: a small call's step 14-20 and 27-47 us where the pair's
- * latency was 4.8 and 7.1; at 1 Gbit/s the links bound the large calls:
- * docs/SCALE.md).
+ * every one of its ranks' message (shared_tcp_alpha: a message's CPU time,
+ * what two ranks on cores of their own measure over an unshaped link,
+ * waiting by looking and yielding) and a switch to it (host_switch), and
+ * the link's own delay beyond its CPU time (a shaped link's queue); the
+ * bytes every host sends and receives go at shared_tcp_beta a core.  The
+ * slower of the two bounds the call (measured on 2 cores, 4 and 8 emulated
+ * hosts: a small call's step 14-20 and 27-47 us where the pair's latency
+ * was 4.8 and 7.1; at 1 Gbit/s, 19-25 us where the pair's was 14.2, and the
+ * links bound the large calls: docs/SCALE.md).
  */
 static double over_links(machine *m, double steps, double link_bytes)
 {
@@ -322,7 +324,8 @@ static double over_links(machine *m, double steps, double link_bytes)
         return wire;
     double crowd = (double)m->ranks / m->shared_cores,
            tcp = m->shared_tcp_beta > 0 ? m->shared_tcp_beta : m->link_beta,
-           step = crowd > 1 ? crowd * (m->link_alpha + m->host_switch) : m->link_alpha,
+           cpu = m->shared_tcp_alpha > 0 ? m->shared_tcp_alpha : m->link_alpha,
+           step = m->link_alpha + (crowd > 1 ? crowd * (cpu + m->host_switch) - cpu : 0),
            cpus = steps * step + m->hosts * link_bytes / (m->shared_cores * tcp);
     return wire > cpus ? wire : cpus;
 }

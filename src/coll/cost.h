@@ -58,6 +58,7 @@ struct collie__machine {
     int links;                   /* links per host used at once */
     int shared_cores;            /* cores every host's ranks share (0: each host has its own) */
     double shared_tcp_beta;      /* bytes one of them sends and receives per second over TCP */
+    double shared_tcp_alpha;     /* one message's CPU time on one of them (0: link_alpha) */
     /*
      * 1: cost the CPUs' other placement, sharing no cache (select.c): the
      * slots, and a reduction's reads of the slots its peers wrote, at

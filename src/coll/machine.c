@@ -104,6 +104,8 @@ static const struct key {
       "cores every host's ranks share: hosts on one machine (0: each host has its own)"),
     K(shared_tcp_beta, "shared_tcp_gbs", RATE,
       "GB/s one of them sends and receives at once over TCP (0: link_bandwidth_gbs)"),
+    K(shared_tcp_alpha, "shared_tcp_us", MICROS,
+      "one message's CPU time on one of them (0: link_latency_us)"),
 #undef K
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -130,6 +132,7 @@ void collie__machine_default_rates(struct collie__machine *m)
     m->links = 1;
     m->shared_cores = 0; /* hosts of their own */
     m->shared_tcp_beta = 0;
+    m->shared_tcp_alpha = 0;
 }
 
 static const struct key *find(const char *name, size_t len)
@@ -154,7 +157,8 @@ static int set(struct collie__machine *m, const struct key *k, const char *value
                   k->offset == offsetof(struct collie__machine, attach) ||
                   k->offset == offsetof(struct collie__machine, host_peer) ||
                   k->offset == offsetof(struct collie__machine, shared_cores) ||
-                  k->offset == offsetof(struct collie__machine, shared_tcp_beta);
+                  k->offset == offsetof(struct collie__machine, shared_tcp_beta) ||
+                  k->offset == offsetof(struct collie__machine, shared_tcp_alpha);
     if (end == value || *end || errno || !isfinite(v) || v < 0 || (v == 0 && !zero_ok) ||
         v > 1e15 || (whole && (v != floor(v) || v > 1 << 30))) {
         snprintf(err, errlen, "%s = '%s': expected a positive %s%s", k->name, value,

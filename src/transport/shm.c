@@ -56,6 +56,9 @@ static struct collie__shm_map plan(int n)
     return m;
 }
 
+/* Room for a kernel's boot id (a UUID: 36 characters) and its NUL. */
+#define KERNEL_ID_LEN 40
+
 /* How this rank waits, given the ranks that compete for its CPUs (comm->crowd_ranks, _cpus). */
 static void set_wait_policy(struct collie__shm *s, int ranks, int cpus)
 {
@@ -191,7 +194,8 @@ static void count_host_cpus(collie_comm *comm, const cpu_set_t *masks, size_t st
 /*
  * Hosts can share one kernel's CPUs: hosts emulated in network namespaces,
  * containers of one server.  The ranks of every host on this rank's kernel
- * (kernels[r * stride]: its boot id, "" where unreadable) then compete for
+ * (kernels[r * stride]: its boot id, KERNEL_ID_LEN bytes, "" where
+ * unreadable) then compete for
  * the union of their masks; where they crowd those CPUs more than this
  * host's ranks crowd its own, they are the crowd this rank's waits must
  * respect (crowd_ranks, crowd_cpus: two emulated hosts of 2 ranks on 2 CPUs
@@ -213,7 +217,7 @@ static void count_kernel_cpus(collie_comm *comm, const char *kernels, const cpu_
     int ranks = 0, everyone = 1;
     for (int r = 0; r < comm->size; r++) {
         const cpu_set_t *m = (const cpu_set_t *)((const char *)masks + (size_t)r * stride);
-        if (strcmp(kernels + (size_t)r * stride, mine) != 0) {
+        if (strncmp(kernels + (size_t)r * stride, mine, KERNEL_ID_LEN) != 0) {
             everyone = 0;
             continue;
         }
@@ -259,9 +263,9 @@ static collie_status shm_transport_open(collie_comm *comm)
         calloc(2 * COLLIE_SHM_CHANNELS * (size_t)comm->local_size, sizeof *counters);
     struct {
         int32_t pid, fd;
-        uint64_t probe;  /* collie__attach_probe_addr() */
-        cpu_set_t cpus;  /* where the rank may run: the host's CPUs are the union */
-        char kernel[40]; /* its kernel's boot id: hosts on one kernel share its CPUs */
+        uint64_t probe;             /* collie__attach_probe_addr() */
+        cpu_set_t cpus;             /* where the rank may run: the host's CPUs are the union */
+        char kernel[KERNEL_ID_LEN]; /* its kernel's boot id: hosts on one kernel share its CPUs */
     } *all = calloc((size_t)comm->size, sizeof *all), mine;
     int32_t *ok = calloc((size_t)comm->size, sizeof *ok);
     if (!s || !counters || !all || !ok) {

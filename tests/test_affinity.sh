@@ -26,7 +26,7 @@ echo "affinity: a CPU each polls, one CPU for both yields"
 # Hosts that share one kernel (emulated hosts, containers of one server)
 # share its CPUs: two "hosts" of 2 ranks each on 2 CPUs are 4 ranks on 2, so
 # a host's sync must not spin for its partner (it spun 50 us, and a 4-byte
-# allreduce of 2 emulated hosts x 2 ranks took 65 us where it takes 10);
+# allreduce of 2 emulated hosts x 2 ranks took 64 us where it takes 14);
 # one rank a host has a CPU each and polls.
 two_hosts() { # two_hosts N: N ranks in 2 "hosts" on the first 2 CPUs
     expect_status 0 taskset -c "${cpus[0]},${cpus[1]}" "$collie" run -n "$1" --bind none \

@@ -172,7 +172,6 @@ collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, si
     int me = host_of[comm->rank];
     comm->local_to_global = ranks + start[me]; /* this host's ranks, in the table */
     comm->local_size = start[me + 1] - start[me];
-    comm->crowd_ranks = comm->local_size;
     comm->local_rank = collie__local_index(comm, comm->rank);
     if ((launcher_local_rank >= 0 && launcher_local_rank != comm->local_rank) ||
         (launcher_local_size >= 0 && launcher_local_size != comm->local_size))

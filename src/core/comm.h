@@ -64,7 +64,8 @@ struct collie_comm {
     int cpus;             /* CPUs this host's ranks may run on (the union of their affinity
                              masks, from the shm transport's open; before: this process's) */
     int crowd_ranks;      /* the ranks that compete for this rank's CPUs, and those CPUs: this */
-    int crowd_cpus;       /* host's, or its kernel's where hosts share one (shm.c) */
+    int crowd_cpus;       /* host's, or its kernel's where hosts share one (from the shm
+                             transport's open; before: this process alone on its CPUs) */
     int *local_to_global; /* this host's ranks, indexed by local rank (in hosts.ranks) */
     struct {
         int *identity; /* [r] = r: the flat group */

@@ -45,8 +45,8 @@ ITERS_CAP = 1000000
 def parse(argv):
     p = argparse.ArgumentParser(prog="backend_torch.py")
     p.add_argument("colls", nargs="*")
-    p.add_argument("-b", type=int, default=8)
-    p.add_argument("-e", type=int, default=64 << 20)
+    p.add_argument("-b", type=int)  # options.c's defaults: 8 and 64 MiB, or all of mlbench's
+    p.add_argument("-e", type=int)
     p.add_argument("-f", type=float, default=2.0)
     p.add_argument("--sizes")
     p.add_argument("--dtype", default="float32")
@@ -70,17 +70,18 @@ def sizes_for(o, c, n):
     unit = es * (n if COLLS[c] in ("allgather", "reduce_scatter", "alltoall") else 1)
     out = []
     if o.sizes == "mlbench":
+        lo, hi = o.b or 0, math.inf if o.e is None else o.e
         for i in range(80):
             b = int(round(10.0 ** (8.0 * i / 79.0))) * es // unit * unit
-            if b and (not out or b != out[-1]):
+            if b and (not out or b != out[-1]) and lo <= b <= hi:
                 out.append(b)
         return out
-    b = float(o.b)
-    while b <= o.e * 1.000001:
+    b, hi = float(8 if o.b is None else o.b), 64 << 20 if o.e is None else o.e
+    while b <= hi * 1.000001:
         v = int(b) // unit * unit
         if not out or v != out[-1]:
             out.append(v)
-        b *= o.f
+        b = b * o.f if b else 1  # -b 0: a zero-byte call, then 1 byte onwards
     return out
 
 

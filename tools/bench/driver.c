@@ -82,14 +82,14 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
     } while (0)
     for (int k = 0; k < o->ncolls; k++)
         ADD("%s", bench_coll_name(o->colls[k]));
+    ADD("-b");
+    ADD("%zu", o->min_bytes);
+    ADD("-e");
+    ADD("%zu", o->max_bytes);
     if (o->mlbench) {
         ADD("--sizes");
         ADD("mlbench");
     } else {
-        ADD("-b");
-        ADD("%zu", o->min_bytes);
-        ADD("-e");
-        ADD("%zu", o->max_bytes);
         ADD("-f");
         ADD("%.17g", o->factor);
     }

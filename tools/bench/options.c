@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -203,6 +204,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
                              .min_time = 0.01,
                              .check = 1,
                              .rounds = 1};
+    int bounded_below = 0, bounded_above = 0; /* -b, -e given: they bound --sizes mlbench */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int c = lookup(a, coll_names, BENCH_NCOLLS);
@@ -269,9 +271,11 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         } else if (!strcmp(a, "-b") || !strcmp(a, "--minbytes")) {
             if (bench_parse_bytes(v, &o->min_bytes))
                 goto bad;
+            bounded_below = 1;
         } else if (!strcmp(a, "-e") || !strcmp(a, "--maxbytes")) {
             if (bench_parse_bytes(v, &o->max_bytes))
                 goto bad;
+            bounded_above = 1;
         } else if (!strcmp(a, "-f") || !strcmp(a, "--stepfactor")) {
             o->factor = strtod(v, &end);
             if (*end || !(o->factor > 1))
@@ -400,6 +404,10 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         }
     if (!o->topology)
         o->topology = "exp2";
+    if (o->mlbench) { /* the whole sweep, unless -b or -e cut it */
+        o->min_bytes = bounded_below ? o->min_bytes : 0;
+        o->max_bytes = bounded_above ? o->max_bytes : SIZE_MAX;
+    }
     if (o->mpi_preload && !bench_has_baseline(o, "mpi")) {
         fprintf(stderr, "%s: --mpi-preload needs --baseline mpi\n", prog);
         return -1;
@@ -427,7 +435,7 @@ int bench_check_sweep(const struct bench_opts *o, const char *prog)
  * Sizes are the bytes of the operation's largest buffer, as nccl-tests counts
  * them (allgather: the output; reduce_scatter, alltoall: the input), rounded
  * down to whole elements per rank.  mlbench sizes are element counts of that
- * buffer.
+ * buffer, those from -b to -e kept.
  */
 size_t bench_sizes(const struct bench_opts *o, int c, int nranks, size_t **out)
 {
@@ -440,7 +448,8 @@ size_t bench_sizes(const struct bench_opts *o, int c, int nranks, size_t **out)
         for (int i = 0; i < 80; i++) {
             size_t count = (size_t)llround(pow(10.0, 8.0 * i / 79.0));
             size_t bytes = count * es / unit * unit;
-            if (bytes && (!n || bytes != s[n - 1]))
+            if (bytes && (!n || bytes != s[n - 1]) && bytes >= o->min_bytes &&
+                bytes <= o->max_bytes)
                 s[n++] = bytes;
         }
     } else {

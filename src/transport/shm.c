@@ -361,9 +361,10 @@ static void shm_transport_close(collie_comm *comm)
         return;
     COLLIE_INFO("shm",
                 "waits that ended while polling: %llu, while yielding: %llu, after "
-                "sleeping: %llu; waits that found the peer on this CPU: %llu",
+                "sleeping: %llu; waits that found the peer on this CPU: %llu; moves off it: %llu",
                 (unsigned long long)s->waits_polled, (unsigned long long)s->waits_yielded,
-                (unsigned long long)s->waits_slept, (unsigned long long)s->waits_shared_cpu);
+                (unsigned long long)s->waits_slept, (unsigned long long)s->waits_shared_cpu,
+                (unsigned long long)s->moves);
     atomic_store_explicit(&s->ctl[s->me].state, COLLIE_RANK_LEFT, memory_order_release);
     wake_everyone(s);
     munmap(s->hdr, s->map.total);

@@ -37,7 +37,16 @@
 
 #define SLEEP_SLICE_NS 100000000ull /* liveness is re-checked this often */
 #define MOVE_STREAK 4               /* waits in a row on the peer's CPU before moving off it */
-#define MOVE_EVERY_NS 10000000ull   /* at most one move per 10 ms */
+/*
+ * At most one move per MOVE_GAP_NS.  A move costs about 27 us here (two
+ * sched_setaffinity calls and a migration), a call in the shared state about
+ * 2 us more than apart: a move pays for itself within 14 calls, and a
+ * scheduler that undid every move at once would cost at most 2.7% of the
+ * time.  (10 ms, as first set, left a pair merged again by a sleep, e.g.
+ * between a benchmark's sizes, merged for the rest of them: 2.4 us per
+ * 8-byte allreduce on 2 ranks instead of 0.5.)
+ */
+#define MOVE_GAP_NS 1000000ull
 
 /* Per thread: where it last found its peers. */
 static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
@@ -77,7 +86,7 @@ static int move_off(int here)
  * (measured: the scheduler can leave two ranks that hand a CPU back and
  * forth on one core for a whole run, each operation 10x slower, while the
  * other core idles: both always look cache-hot) is split: the higher rank
- * moves, at most every MOVE_EVERY_NS.
+ * moves, at most every MOVE_GAP_NS.
  */
 static int shares_cpu(struct collie__shm *s, int peer)
 {
@@ -92,7 +101,7 @@ static int shares_cpu(struct collie__shm *s, int peer)
     if (me.shared_streak >= MOVE_STREAK && s->may_move && s->me > peer) {
         uint64_t now = collie__now_ns();
         me.shared_streak = 0;
-        if (now - me.moved_ns >= MOVE_EVERY_NS && move_off(here)) {
+        if (now - me.moved_ns >= MOVE_GAP_NS && move_off(here)) {
             me.moved_ns = now;
             bump(&s->moves);
         }

@@ -186,7 +186,7 @@ static void reference(collie_dtype t, collie_op op, const unsigned char *const *
 
 static void test_kernels(void)
 {
-    static const size_t counts[] = {1, 7, 1023, 1024, 1025, 5000};
+    static const size_t counts[] = {1, 2, 7, 8, 9, 1023, 1024, 1025, 5000}; /* 8: the last small */
     static const int nsrcs[] = {1, 2, 3, 8};
     long cases = 0;
     for (int t = COLLIE_FLOAT32; t <= COLLIE_INT64; t++)

@@ -115,7 +115,58 @@ DEFINE_NATIVE(i64, int64_t, uint64_t)
 DEFINE_HALF(f16, collie__f16_widen, collie__f16_narrow)
 DEFINE_HALF(bf16, collie__bf16_widen, collie__bf16_narrow)
 
+/*
+ * Up to SMALL elements, one pass element by element: each output element
+ * from all its sources, no blocks.  A block's copies in and out are memcpy
+ * of a size the compiler knows is at most BLOCK elements, which it inlines
+ * as `rep movsq`: about 30 ns to start here, however few bytes it moves.
+ * Measured, a float32 reduce of 2 sources at 2-8 elements: 30-46 ns
+ * through the blocks, 5-10 this way (a 2-rank allreduce of 8 bytes took
+ * 0.53 us against 0.46 for 4 bytes).  The same operations in the same
+ * order per element, so the same bits.  Defined apart from the blocked
+ * kernels, which it leaves as they were compiled: their loops' speed
+ * moves 1.3x with where they land in the code.
+ */
+#define SMALL 8
+
+#define SMALL_LOOP(T, EXPR)                                                                        \
+    for (size_t i = 0; i < count; i++) {                                                           \
+        T a = ((const T *)srcs[0])[i];                                                             \
+        for (int s = 1; s < nsrc; s++) {                                                           \
+            T b = ((const T *)srcs[s])[i];                                                         \
+            a = (EXPR);                                                                            \
+        }                                                                                          \
+        ((T *)dst)[i] = op == COLLIE_AVG ? (T)(a / divisor) : a;                                   \
+    }
+
+#define DEFINE_SMALL(NAME, T, W)                                                                   \
+    static void small_##NAME(void *dst, const void *const *srcs, int nsrc, size_t count,           \
+                             collie_op op, int divisor, int stream)                                \
+    {                                                                                              \
+        (void)stream;                                                                              \
+        switch (op) {                                                                              \
+        case COLLIE_SUM:                                                                           \
+        case COLLIE_AVG: SMALL_LOOP(T, (T)((W)a + (W)b)); break;                                   \
+        case COLLIE_PROD: SMALL_LOOP(T, (T)((W)a * (W)b)); break;                                  \
+        case COLLIE_MIN: SMALL_LOOP(T, b < a ? b : a); break;                                      \
+        case COLLIE_MAX: SMALL_LOOP(T, b > a ? b : a); break;                                      \
+        }                                                                                          \
+    }
+
+DEFINE_SMALL(f32, float, float)
+DEFINE_SMALL(f64, double, double)
+DEFINE_SMALL(i8, int8_t, uint8_t)
+DEFINE_SMALL(u8, uint8_t, uint8_t)
+DEFINE_SMALL(i32, int32_t, uint32_t)
+DEFINE_SMALL(i64, int64_t, uint64_t)
+
 typedef void (*reduce_fn)(void *, const void *const *, int, size_t, collie_op, int, int);
+
+/* The half types widen and narrow whole blocks: no small path. */
+static const reduce_fn small_kernels[] = {
+    [COLLIE_FLOAT32] = small_f32, [COLLIE_FLOAT64] = small_f64, [COLLIE_INT8] = small_i8,
+    [COLLIE_UINT8] = small_u8,    [COLLIE_INT32] = small_i32,   [COLLIE_INT64] = small_i64,
+};
 
 static const reduce_fn kernels[] = {
     [COLLIE_FLOAT32] = reduce_f32,   [COLLIE_FLOAT64] = reduce_f64, [COLLIE_FLOAT16] = reduce_f16,
@@ -126,5 +177,8 @@ static const reduce_fn kernels[] = {
 void collie__reduce(void *dst, const void *const *srcs, int nsrc, size_t count, collie_dtype dtype,
                     collie_op op, int divisor, int stream)
 {
-    kernels[dtype](dst, srcs, nsrc, count, op, divisor, stream);
+    if (count <= SMALL && !stream && small_kernels[dtype])
+        small_kernels[dtype](dst, srcs, nsrc, count, op, divisor, stream);
+    else
+        kernels[dtype](dst, srcs, nsrc, count, op, divisor, stream);
 }

@@ -36,7 +36,13 @@
 #include "transport.h"
 
 #define SLEEP_SLICE_NS 100000000ull /* liveness is re-checked this often */
-#define MOVE_STREAK 4               /* waits in a row on the peer's CPU before moving off it */
+/*
+ * Waits in a row that find the peer on this CPU before moving off it.  2, so
+ * that a pair merged by a sleep splits within a warm-up's few calls: with 4,
+ * the move (27 us) fell in the first timed calls of 23% of a benchmark's
+ * sizes, and doubled their mean.
+ */
+#define MOVE_STREAK 2
 /*
  * At most one move per MOVE_GAP_NS.  A move costs about 27 us here (two
  * sched_setaffinity calls and a migration), a call in the shared state about

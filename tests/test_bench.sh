@@ -54,6 +54,14 @@ expect_status 0 "$collie" bench --sizes mlbench --dry-run
 [ "$(printf '%s\n' "$out" | wc -l)" = 77 ] || fail "mlbench sizes: $(printf '%s\n' "$out" | wc -l)"
 expect_output "^allreduce 4$"
 expect_output "^allreduce 400000000$"
+# -b and -e keep the sizes between them, in the driver and in the job it launches
+expect_status 0 "$collie" bench --sizes mlbench -e 1K --dry-run
+[ "$(printf '%s\n' "$out" | wc -l)" = 21 ] || fail "mlbench sizes to 1 KiB: $out"
+expect_status 0 "$collie" bench -n 2 allreduce --sizes mlbench -e 64 --iters 5 --warmup 1 --min-time 0
+[ "$(printf '%s\n' "$out" | grep -cE '^ +[0-9]+ +[0-9]+ +float32')" = 10 ] || fail "mlbench to 64 B: $out"
+expect_status 0 "$collie" bench -n 2 allreduce --sizes mlbench --dtype int8 -b 70M --iters 1 --warmup 0 --min-time 0
+[ "$(printf '%s\n' "$out" | grep -cE '^ +(79201641|100000000) +[0-9]+ +int8 .* 0 +[a-z]+$')" = 2 ] ||
+    fail "mlbench from 70 MB (the job must get no -e): $out"
 
 # --rounds: min and max beside the median; rounds over 2x apart are marked and warned about
 expect_status 0 env COLLIE_TEST_PROBE_NS=50 COLLIE_TEST_SLOW_ROUND=1 "$collie" bench -n 2 -b 8 -e 64 -f 8 --iters 20 --warmup 1 --rounds 2

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,10 +83,14 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
     } while (0)
     for (int k = 0; k < o->ncolls; k++)
         ADD("%s", bench_coll_name(o->colls[k]));
-    ADD("-b");
-    ADD("%zu", o->min_bytes);
-    ADD("-e");
-    ADD("%zu", o->max_bytes);
+    if (!o->mlbench || o->min_bytes > 0) { /* an mlbench sweep passes only the bounds given */
+        ADD("-b");
+        ADD("%zu", o->min_bytes);
+    }
+    if (!o->mlbench || o->max_bytes < SIZE_MAX) {
+        ADD("-e");
+        ADD("%zu", o->max_bytes);
+    }
     if (o->mlbench) {
         ADD("--sizes");
         ADD("mlbench");

@@ -418,6 +418,22 @@ size_t collie__win_bytes(const collie_comm *comm) { return comm->shm->map.slot_b
 
 unsigned collie__win_round(collie_comm *comm) { return comm->shm->round++ & 1u; }
 
+_Static_assert(COLLIE__WIN_CARRY == COLLIE_SHM_CARRY, "shm.h and shm_layout.h agree");
+
+/* The payload of this rank's next step: a peer reads it only after that step is posted. */
+void *collie__win_carry(collie_comm *comm)
+{
+    struct collie__shm *s = comm->shm;
+    return s->ctl[s->me].step.payload[(s->step + 1) & 1];
+}
+
+/* The payload of local rank r's step that this rank's last sync waited for (a peer is at most one step further). */
+const void *collie__win_carried(const collie_comm *comm, int local_rank)
+{
+    const struct collie__shm *s = comm->shm;
+    return s->ctl[local_rank].step.payload[s->step & 1];
+}
+
 void *collie__win_slot(const collie_comm *comm, int local_rank, unsigned parity)
 {
     const struct collie__shm *s = comm->shm;

@@ -37,6 +37,18 @@ void *collie__win_slot(const collie_comm *comm, int local_rank, unsigned parity)
 collie_status collie__win_sync(collie_comm *comm);
 
 /*
+ * Data that rides with a sync, for calls this small: up to
+ * COLLIE__WIN_CARRY bytes written at collie__win_carry() before
+ * collie__win_sync() are read by every local rank, after it, at
+ * collie__win_carried(comm, r).  They share the cache line of the sync's
+ * flag, so a peer gets both in one trip where a slot costs a second one.
+ * Valid until the sync after next; uses no slot and no round.
+ */
+#define COLLIE__WIN_CARRY 24
+void *collie__win_carry(collie_comm *comm);
+const void *collie__win_carried(const collie_comm *comm, int local_rank);
+
+/*
  * Single-copy reads (shm_attach.c): whether this communicator's ranks read
  * each other's memory directly, probed when the segment opened and alike on
  * every rank (so the cost model chooses alike).

@@ -27,7 +27,7 @@
 #include "../core/comm.h"
 #include "wire.h"
 
-#define COLLIE_SHM_MAGIC 0x636f6c6c69650005ull /* "collie" + layout version */
+#define COLLIE_SHM_MAGIC 0x636f6c6c69650006ull /* "collie" + layout version */
 #define COLLIE_SHM_BLOCK 128
 
 /* One set of rings per message channel of wire.h (collectives, user send/recv). */
@@ -37,15 +37,21 @@
  * A counter with one writer that others wait on: value only grows (mod 2^32);
  * waiters is marked by a rank about to sleep and cleared by the post that
  * wakes it, so that the writer makes a futex_wake syscall only when somebody
- * sleeps, once.  tag[v & 1] is what the writer says with value v, in
- * the same cache line (free to read once v is seen): a rank's step flag
- * tells the number of the collective in which it posted each step.
+ * sleeps, once.  tag[v & 1] and payload[v & 1] are what the writer says with
+ * value v, in the same cache line (free to read once v is seen): a rank's
+ * step flag tells the number of the collective in which it posted each step,
+ * and carries a small call's data (shm.h, collie__win_carry), so that a
+ * peer gets the sync and the data in one line's trip.
  */
+#define COLLIE_SHM_CARRY 24
 struct collie__flag {
     _Alignas(COLLIE_SHM_BLOCK) _Atomic uint32_t value;
     _Atomic uint32_t tag[2];
+    _Alignas(8) unsigned char payload[2][COLLIE_SHM_CARRY];
     _Alignas(COLLIE_SHM_BLOCK) _Atomic uint32_t waiters;
 };
+_Static_assert(offsetof(struct collie__flag, payload) + 2 * COLLIE_SHM_CARRY <= 64,
+               "a flag's value, tags and payloads share one cache line");
 
 enum collie__rank_state { COLLIE_RANK_ABSENT, COLLIE_RANK_ALIVE, COLLIE_RANK_LEFT };
 

@@ -400,16 +400,60 @@ static void barrier_rounds(collie_comm *comm)
     free(entered);
 }
 
+/*
+ * "run_ahead": thousands of tiny calls back to back, each with its own
+ * values, rooted reduces to a rotating root between allreduces: a rank that
+ * receives nothing leaves a reduce at its sync and writes its next call's
+ * data while the root still reads this one's (up to 24 bytes ride in the
+ * sync flag's line, by the step's parity: shm.h, collie__win_carry).
+ */
+static void run_ahead_rounds(collie_comm *comm)
+{
+    for (int call = 0; call < 3000; call++) {
+        size_t count = 1 + (size_t)call % 4; /* 8-32 bytes: the carry's edge on both sides */
+        int root = call % 3 == 2 ? -1 : (call / 3) % size;
+        int64_t in[4], out[4] = {-1, -1, -1, -1};
+        for (size_t i = 0; i < count; i++)
+            in[i] = (int64_t)call * 1000 + rank * 10 + (int64_t)i;
+        collie_request *req = NULL;
+        if (root < 0)
+            CHECK_OK(comm, CALL(allreduce, comm, in, out, count, COLLIE_INT64, COLLIE_SUM));
+        else
+            CHECK_OK(comm, CALL(reduce, comm, in, out, count, COLLIE_INT64, COLLIE_SUM, root));
+        if (root >= 0 && rank != root)
+            continue;
+        for (size_t i = 0; i < count; i++) {
+            int64_t want =
+                (int64_t)size * (call * 1000 + (int64_t)i) + 10 * (int64_t)size * (size - 1) / 2;
+            cases++;
+            if (out[i] != want && failures++ < 10)
+                fprintf(stderr, "rank %d call %d (%s, root %d) element %zu: %lld, want %lld\n",
+                        rank, call, root < 0 ? "allreduce" : "reduce", root, i, (long long)out[i],
+                        (long long)want);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2,
-          "usage: test_coll allreduce|reduce|broadcast|allgather|reduce_scatter|alltoall|barrier");
+          "usage: test_coll "
+          "allreduce|reduce|broadcast|allgather|reduce_scatter|alltoall|barrier|run_ahead");
     const char *coll = argv[1];
     collie_comm *comm = test_init();
     const char *nb = getenv("COLLIE_TEST_NONBLOCKING");
     nonblocking = nb && *nb == '1';
     rank = collie_rank(comm);
     size = collie_size(comm);
+    if (!strcmp(coll, "run_ahead")) {
+        double t0 = test_seconds();
+        run_ahead_rounds(comm);
+        CHECK_OK(comm, collie_finalize(comm));
+        if (rank == 0 || failures)
+            printf("run_ahead on %d ranks: %ld cases, %ld failures, %.1f s (rank %d)\n", size,
+                   cases, failures, test_seconds() - t0, rank);
+        return failures != 0;
+    }
     if (!strcmp(coll, "barrier")) {
         double t0 = test_seconds();
         barrier_rounds(comm);

@@ -186,14 +186,16 @@ static void reference(collie_dtype t, collie_op op, const unsigned char *const *
 
 static void test_kernels(void)
 {
-    static const size_t counts[] = {1, 2, 7, 8, 9, 1023, 1024, 1025, 5000}; /* 8: the last small */
+    /* 8: the last small count; 9-512 float32: reduced straight into dst; then blocks */
+    static const size_t counts[] = {1, 2, 7, 8, 9, 64, 256, 257, 512, 513, 1023, 1024, 1025, 5000};
     static const int nsrcs[] = {1, 2, 3, 8};
     long cases = 0;
     for (int t = COLLIE_FLOAT32; t <= COLLIE_INT64; t++)
         for (int op = COLLIE_SUM; op <= COLLIE_AVG; op++)
             for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
                 for (size_t k = 0; k < sizeof nsrcs / sizeof nsrcs[0]; k++)
-                    for (int alias = 0; alias < 2; alias++, cases++) {
+                    /* alias 0: dst apart; 1: dst is the last source; 2: the first */
+                    for (int alias = 0; alias < 3; alias++, cases++) {
                         size_t es = test_dtype_size((collie_dtype)t), n = counts[c];
                         int ns = nsrcs[k];
                         unsigned char *src[8], *copy[8], *dst = malloc(n * es), want[8];
@@ -208,9 +210,10 @@ static void test_kernels(void)
                                     test_put((collie_dtype)t, src[s], i, (double)(next() % 7) - 3);
                             memcpy(copy[s], src[s], n * es);
                         }
-                        unsigned char *out = alias ? src[ns - 1] : dst;
+                        unsigned char *out = alias == 1 ? src[ns - 1] : alias ? src[0] : dst;
                         collie__reduce(out, (const void *const *)src, ns, n, (collie_dtype)t,
-                                       (collie_op)op, 3, alias && n > 1000); /* streaming too */
+                                       (collie_op)op, 3,
+                                       alias == 1 && n > 1000); /* streaming too */
                         for (size_t i = 0; i < n; i++) {
                             reference((collie_dtype)t, (collie_op)op,
                                       (const unsigned char *const *)copy, ns, i, want, 3);

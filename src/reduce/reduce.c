@@ -183,58 +183,37 @@ DEFINE_SMALL(f16, float, float)
 DEFINE_SMALL(bf16, float, float)
 
 /*
- * Up to CACHED_BYTES, from 2 sources on, straight into dst: out = srcs[0] op
- * srcs[1] in one pass, then the rest combined in, with no accumulator and
- * so no block copies (`rep movsq`, 30 ns to start, twice a call: a 64-float
- * reduce of 2 sources took 32 ns blocked).  Only where dst is none of the
- * later sources (written first, it would lose one before it is read); dst
- * may be srcs[0], which is then combined into in place.  The same order of
- * operations per element as the blocks, so the same bits.
+ * Up to CACHED_BYTES, from 2 sources on, in dst itself: srcs[0] copied in
+ * by the C library's memcpy (a call: the size is not bounded here, so the
+ * compiler does not inline it as `rep movsq`), the rest combined into it,
+ * with no accumulator (the blocks' two inlined copies start at 30 ns each:
+ * a 64-float reduce of 2 sources took 32 ns blocked, 15 this way).  Only
+ * where dst is none of the later sources (copied over first, it would lose
+ * one before it is read); dst may be srcs[0], which is then combined into in
+ * place.  The same order of operations per element as the blocks, so the
+ * same bits.  (A first pass of srcs[0] op srcs[1] straight into dst took
+ * 2-3 ns less at 16-128 elements, and no less in an allreduce: 30 runs,
+ * 0.93-1.05x; not worth a second copy of combine's switch.)
  */
-#define DEFINE_CACHED(NAME, T, W)                                                                  \
-    static void combine2_##NAME(T *restrict out, const T *restrict a, const T *restrict b,         \
-                                size_t m, collie_op op)                                            \
-    {                                                                                              \
-        switch (op) {                                                                              \
-        case COLLIE_SUM:                                                                           \
-        case COLLIE_AVG:                                                                           \
-            for (size_t i = 0; i < m; i++)                                                         \
-                out[i] = (T)((W)a[i] + (W)b[i]);                                                   \
-            break;                                                                                 \
-        case COLLIE_PROD:                                                                          \
-            for (size_t i = 0; i < m; i++)                                                         \
-                out[i] = (T)((W)a[i] * (W)b[i]);                                                   \
-            break;                                                                                 \
-        case COLLIE_MIN:                                                                           \
-            for (size_t i = 0; i < m; i++)                                                         \
-                out[i] = b[i] < a[i] ? b[i] : a[i];                                                \
-            break;                                                                                 \
-        case COLLIE_MAX:                                                                           \
-            for (size_t i = 0; i < m; i++)                                                         \
-                out[i] = b[i] > a[i] ? b[i] : a[i];                                                \
-            break;                                                                                 \
-        }                                                                                          \
-    }                                                                                              \
+#define DEFINE_CACHED(NAME, T)                                                                     \
     KERNEL static void cached_##NAME(void *dst, const void *const *srcs, int nsrc, size_t count,   \
                                      collie_op op, int divisor, int stream)                        \
     {                                                                                              \
         (void)stream;                                                                              \
-        T *out = dst;                                                                              \
-        int s = 1;                                                                                 \
         if (dst != srcs[0])                                                                        \
-            combine2_##NAME(out, srcs[0], srcs[1], count, op), s = 2;                              \
-        for (; s < nsrc; s++)                                                                      \
-            combine_##NAME(out, srcs[s], count, op);                                               \
+            memcpy(dst, srcs[0], count * sizeof(T));                                               \
+        for (int s = 1; s < nsrc; s++)                                                             \
+            combine_##NAME(dst, srcs[s], count, op);                                               \
         if (op == COLLIE_AVG)                                                                      \
-            average_##NAME(out, count, divisor);                                                   \
+            average_##NAME(dst, count, divisor);                                                   \
     }
 
-DEFINE_CACHED(f32, float, float)
-DEFINE_CACHED(f64, double, double)
-DEFINE_CACHED(i8, int8_t, uint8_t)
-DEFINE_CACHED(u8, uint8_t, uint8_t)
-DEFINE_CACHED(i32, int32_t, uint32_t)
-DEFINE_CACHED(i64, int64_t, uint64_t)
+DEFINE_CACHED(f32, float)
+DEFINE_CACHED(f64, double)
+DEFINE_CACHED(i8, int8_t)
+DEFINE_CACHED(u8, uint8_t)
+DEFINE_CACHED(i32, int32_t)
+DEFINE_CACHED(i64, int64_t)
 
 typedef void (*reduce_fn)(void *, const void *const *, int, size_t, collie_op, int, int);
 
@@ -243,7 +222,7 @@ typedef void (*reduce_fn)(void *, const void *const *, int, size_t, collie_op, i
  * that the blocks win (measured at 2 ranks: allreduce of 1.7 KiB 0.96x the
  * blocks' time this way, of 2.2-3.4 KiB 1.02-1.05x): the block's one store
  * to dst, as `rep movsq`, writes whole lines without reading them first,
- * where the vector stores of one pass read each line of dst in.  The half
+ * where the combines' vector stores read each line of dst in.  The half
  * types widen and narrow whole blocks: none.
  */
 #define CACHED_BYTES 2048

@@ -260,7 +260,7 @@ static collie_status shm_transport_open(collie_comm *comm)
 {
     struct collie__shm *s = calloc(1, sizeof *s);
     uint32_t *counters =
-        calloc(2 * COLLIE_SHM_CHANNELS * (size_t)comm->local_size, sizeof *counters);
+        calloc(4 * COLLIE_SHM_CHANNELS * (size_t)comm->local_size, sizeof *counters);
     struct {
         int32_t pid, fd;
         uint64_t probe;             /* collie__attach_probe_addr() */
@@ -328,6 +328,8 @@ static collie_status shm_transport_open(collie_comm *comm)
     }
     s->sent = counters;
     s->rcvd = counters + COLLIE_SHM_CHANNELS * comm->local_size;
+    s->tail_seen = counters + 2 * COLLIE_SHM_CHANNELS * comm->local_size;
+    s->head_seen = counters + 3 * COLLIE_SHM_CHANNELS * comm->local_size;
     attach(s, base, comm->local_size, comm->local_rank);
     s->attach = attach_ok;
     set_wait_policy(s, comm->crowd_ranks, comm->crowd_cpus);

@@ -108,6 +108,13 @@ struct collie__shm {
     uint32_t round;        /* staging rounds started; parity picks the buffer */
     int check_desc;        /* the next sync compares peers' descriptors */
     uint32_t *sent, *rcvd; /* [channel * n + peer]: bytes pushed to / taken from each ring */
+    /*
+     * The same, as this rank last read the other end's counter: the tail of
+     * each ring it sends on, the head of each it receives from (shm_xfer.c
+     * reads the other's line only when these say there is no room, or no
+     * data).
+     */
+    uint32_t *tail_seen, *head_seen;
     uint64_t spin_ns, yield_ns;
     _Atomic int cpu; /* the CPU this rank last published in its ctl (both lanes may wait) */
     int may_move;    /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */

@@ -4,6 +4,16 @@
  * payload travel as one byte stream; the receiver checks the header before
  * it copies payload out of the ring.  Collectives and the user's send/recv
  * take the same path on separate channels.
+ *
+ * Each end reads the other's counter only when its own copy of it runs out:
+ * the sender the tail when the room it knows of is short, the receiver the
+ * head when the bytes it knows of are taken.  A message of a sender running
+ * ahead (a tree's root in a loop, a stream of sends) then costs the
+ * receiver the ring's lines alone, not also the head's, and the sender
+ * leaves the receiver's tail line in the receiver's cache, where its posts
+ * cost nothing.  Measured at 2 ranks, a 4-64 byte broadcast tree in a loop
+ * went from 0.22-0.24 to 0.18-0.19 us, a ring allreduce of 4 B-1 KiB took
+ * 0.82-0.86x its time (docs/PERFORMANCE.md).
  */
 #include <string.h>
 
@@ -33,11 +43,15 @@ static void push(collie_comm *comm, struct collie__xfer *x, int to)
     struct collie__shm *s = comm->shm;
     struct collie__chan *c = collie__shm_chan(s, (int)x->chan, s->me, to);
     unsigned char *ring = collie__shm_ring(s, (int)x->chan, s->me, to);
-    uint32_t cap = (uint32_t)s->map.ring_bytes, *head = &s->sent[x->chan * (unsigned)s->n + to];
+    const unsigned at = x->chan * (unsigned)s->n + (unsigned)to;
+    uint32_t cap = (uint32_t)s->map.ring_bytes, *head = &s->sent[at], *tail = &s->tail_seen[at];
     struct collie__xfer_stripe *st = &x->st[0];
-    /* Done is checked first: the tail is the receiver's cache line, not to be read for nothing. */
     while (!collie__xfer_stripe_done(x, 0)) {
-        uint32_t room = cap - (*head - atomic_load_explicit(&c->tail.value, memory_order_acquire));
+        uint32_t room = cap - (*head - *tail);
+        if (room < cap / 4 && room < (HDR - st->hdr_done) + (st->len - st->done)) {
+            *tail = atomic_load_explicit(&c->tail.value, memory_order_acquire);
+            room = cap - (*head - *tail);
+        }
         if (room > cap / 4)
             room = cap / 4;
         if (!room)
@@ -61,9 +75,12 @@ static collie_status pull(collie_comm *comm, struct collie__xfer *x, int from)
     struct collie__shm *s = comm->shm;
     struct collie__chan *c = collie__shm_chan(s, (int)x->chan, from, s->me);
     const unsigned char *ring = collie__shm_ring(s, (int)x->chan, from, s->me);
-    uint32_t cap = (uint32_t)s->map.ring_bytes, *tail = &s->rcvd[x->chan * (unsigned)s->n + from];
+    const unsigned at = x->chan * (unsigned)s->n + (unsigned)from;
+    uint32_t cap = (uint32_t)s->map.ring_bytes, *tail = &s->rcvd[at], *head = &s->head_seen[at];
     struct collie__xfer_stripe *st = &x->st[0];
-    uint32_t avail = atomic_load_explicit(&c->head.value, memory_order_acquire) - *tail;
+    if (*head == *tail)
+        *head = atomic_load_explicit(&c->head.value, memory_order_acquire);
+    uint32_t avail = *head - *tail;
     if (!avail)
         return COLLIE_OK;
     if (st->hdr_done < HDR) {
@@ -71,7 +88,6 @@ static collie_status pull(collie_comm *comm, struct collie__xfer *x, int from)
         collie__ring_get(ring, cap, *tail, (unsigned char *)&x->hdr[0] + st->hdr_done, n);
         st->hdr_done += n, *tail += (uint32_t)n, avail -= (uint32_t)n;
         if (st->hdr_done == HDR) {
-            collie__flag_post(&c->tail, *tail);
             collie_status bad = collie__wire_check(comm, x, 0);
             if (bad != COLLIE_OK)
                 return bad;

@@ -76,6 +76,17 @@ static void hand_computed(void)
     expect_us(&eight, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1 + 6 * 0.5, "barrier of 8 cores");
     expect_us(&crowded, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1 + 2 * 0.5 + 4 * 2,
               "barrier of 8 ranks on 4 cores");
+    /*
+     * The trees: with a core a rank, a step is half a sync and the root's
+     * bytes (2 s a broadcast, 3.5 s a reduce) at the reduction's rate;
+     * crowded, a sync's handoff a step and every rank's bytes, the cores
+     * shared (4 ranks on 2: twice as long).
+     */
+    expect_us(&two, COLLIE_COLL_BROADCAST, COLLIE__ALGO_TREE, 1000, 0.5 + 2, "broadcast tree");
+    expect_us(&eight, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 1000, 3 * (0.5 + 3.5),
+              "reduce tree of 8 cores");
+    expect_us(&four, COLLIE_COLL_BROADCAST, COLLIE__ALGO_TREE, 1000, 2 + 2 * (2 + 1),
+              "broadcast tree oversubscribed");
     struct collie__machine pair = two;
     pair.host_peer = 0.5e-6; /* two ranks: none */
     expect_us(&pair, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1, "barrier of 2 with a peer term");
@@ -252,22 +263,23 @@ static void choice(void)
         }
     }
     struct collie__machine two = machine(2, 1, 2, 2);
-    /* The trees: on one host only where its ranks outnumber its cores, and for small messages;
-     * reduce's never across hosts. */
-    struct collie__machine crowded[] = {machine(4, 1, 4, 2), machine(8, 1, 8, 2)};
+    /* The trees, at the library's rates: on one host for small messages, with a core a rank or
+     * not; reduce's never across hosts. */
+    struct collie__machine hosts1[] = {two, machine(4, 1, 4, 2), machine(8, 1, 8, 2),
+                                       machine(8, 1, 8, 8)};
     static const enum collie__coll rooted[] = {COLLIE_COLL_BROADCAST, COLLIE_COLL_REDUCE};
-    for (int r = 0; r < 2; r++) {
-        CHECK(collie__select_on(&two, rooted[r], 64)->id != COLLIE__ALGO_TREE,
-              "%s:tree on 2 ranks of 2 cores", collie__coll_name(rooted[r]));
-        for (int k = 0; k < 2; k++) {
-            CHECK(collie__select_on(&crowded[k], rooted[r], 64)->id == COLLIE__ALGO_TREE,
-                  "%d ranks on 2 cores, 64 B %s: not the tree", crowded[k].ranks,
+    for (int k = 0; k < 4; k++)
+        collie__machine_default_rates(&hosts1[k]);
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 4; k++) {
+            const struct collie__machine *h = &hosts1[k];
+            CHECK(collie__select_on(h, rooted[r], 64)->id == COLLIE__ALGO_TREE,
+                  "%d ranks on %d cores, 64 B %s: not the tree", h->ranks, h->cores,
                   collie__coll_name(rooted[r]));
-            CHECK(collie__select_on(&crowded[k], rooted[r], 4u << 20)->id != COLLIE__ALGO_TREE,
-                  "%d ranks on 2 cores, 4 MiB %s: the tree", crowded[k].ranks,
+            CHECK(collie__select_on(h, rooted[r], 4u << 20)->id != COLLIE__ALGO_TREE,
+                  "%d ranks on %d cores, 4 MiB %s: the tree", h->ranks, h->cores,
                   collie__coll_name(rooted[r]));
         }
-    }
     for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++)
         for (size_t bytes = 4; ms[k].hosts > 1 && bytes <= (64u << 20); bytes *= 4)
             CHECK(collie__select_on(&ms[k], COLLIE_COLL_REDUCE, bytes)->id != COLLIE__ALGO_TREE,

@@ -393,18 +393,29 @@ static double reduce_ring(machine *m, double s)
 
 /*
  * A binomial tree of whole messages: log2(n) steps, log2(H) of them through
- * a link.  On one host: a rank that sent moves on, so where the ranks
- * outnumber the cores they run calls ahead and are switched in once per many
- * calls, not once per call as a sync makes them (measured, 64 B at 4 and 8
- * ranks on 2 cores: 0.44-1.31 us a broadcast, where the window's sync takes
- * 3.3-8.4).  A call costs its handoffs, and each rank's `user` bytes of its
- * buffers and its message into and out of a ring.
+ * a link.  On one host a rank that sent moves on, so in a loop of calls the
+ * ranks run calls ahead:
+ *
+ * - where the ranks outnumber the cores, they are switched in once per many
+ *   calls, not once per call as a sync makes them (measured, 64 B at 4 and
+ *   8 ranks on 2 cores: 0.44-1.31 us a broadcast, where the window's sync
+ *   takes 3.3-8.4).  A call costs its handoffs, and each rank's `user`
+ *   bytes of its buffers and its message into and out of a ring.
+ * - where each rank has a core, a message is one line's trip, half a
+ *   sync's round trip, and a rank's copies overlap the others': a call
+ *   costs the root's, `user` bytes a step at a reduction's rate (fitted at
+ *   2 ranks on 2 cores, 1-256 KiB: broadcast 2 s, as the crowded host's;
+ *   reduce 3.5 s).  Measured at 2 ranks, 64 B: a broadcast took 0.18-0.19
+ *   us where the window took 0.39-0.43; 16 KiB 1.1-1.3 against 2.0-2.2.
  */
 static double tree(machine *m, double s, double user, double user_beta)
 {
+    double steps = log2_steps(m->ranks);
+    if (m->hosts == 1 && m->ranks_per_host > m->cores)
+        return steps * m->host_alpha + move(m, user_beta, user, 2 * s);
     if (m->hosts == 1)
-        return log2_steps(m->ranks) * m->host_alpha + move(m, user_beta, user, 2 * s);
-    return log2_steps(m->ranks) * step_alpha(m) + log2_steps(m->hosts) * s / link_rate(m);
+        return steps * (m->host_alpha / 2 + user / reduction_beta(m, s));
+    return steps * step_alpha(m) + log2_steps(m->hosts) * s / link_rate(m);
 }
 
 /* Allgather and reduce_scatter rings: n-1 steps; a host boundary carries n-1 blocks. */

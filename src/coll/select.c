@@ -63,15 +63,17 @@ void collie__select_machine(const collie_comm *comm, struct collie__machine *m)
 }
 
 /*
- * A message tree that the model also runs on one host whose ranks outnumber
- * its cores.  There it beats the window 5-8x for small messages: a rank that
- * sent moves on, so ranks run calls ahead and are switched in once per many
- * calls, where every sync makes each of them run (docs/PERFORMANCE.md).
+ * A message tree that the model also runs on one host, where its cost says
+ * (cost.c's tree).  A rank that sent moves on: on a host whose ranks
+ * outnumber its cores it beats the window 5-8x for small messages (ranks
+ * run calls ahead and are switched in once per many calls, where every
+ * sync makes each of them run); with a core a rank, a message is one
+ * line's trip where a sync is a round trip, about 2x (docs/PERFORMANCE.md).
  * What that costs is the window's promise that every rank fails with
  * MISMATCH from the very call in which the ranks' calls differ: a rank that
  * only sent learns it at its next call (docs/DESIGN.md).
  */
-#define CROWDED 1u
+#define ON_HOST 1u
 /* Across hosts, run only where COLLIE_ALGO names it (not measured there against the model's). */
 #define FORCED_ACROSS 8u
 /*
@@ -133,11 +135,11 @@ static const struct collie__algo algos[] = {
     {A(ADAPTIVE), COLLIE_COLL_REDUCE, HOST, run_adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_REDUCE, ANY, collie__reduce_ring, 0},
     {A(RD), COLLIE_COLL_REDUCE, ANY, collie__reduce_rd, 0},
-    {A(TREE), COLLIE_COLL_REDUCE, ANY, collie__reduce_tree, CROWDED | FORCED_ACROSS},
+    {A(TREE), COLLIE_COLL_REDUCE, ANY, collie__reduce_tree, ON_HOST | FORCED_ACROSS},
     {A(STAGED), COLLIE_COLL_BROADCAST, HOST, collie__broadcast_staged, 0},
     {A(DIRECT), COLLIE_COLL_BROADCAST, HOST, collie__broadcast_direct, ATTACH},
     {A(ADAPTIVE), COLLIE_COLL_BROADCAST, HOST, run_adaptive, ATTACH | PLACEMENT},
-    {A(TREE), COLLIE_COLL_BROADCAST, ANY, collie__broadcast_tree, CROWDED},
+    {A(TREE), COLLIE_COLL_BROADCAST, ANY, collie__broadcast_tree, ON_HOST},
     {A(STAGED), COLLIE_COLL_ALLGATHER, HOST, collie__allgather_staged, 0},
     {A(DIRECT), COLLIE_COLL_ALLGATHER, HOST, collie__allgather_direct, ATTACH},
     {A(ADAPTIVE), COLLIE_COLL_ALLGATHER, HOST, run_adaptive, ATTACH | PLACEMENT},
@@ -331,11 +333,11 @@ const struct collie__algo *collie__select_on(const struct collie__machine *m, in
     const struct collie__algo *best = NULL;
     double best_cost = 0;
     enum collie__algo_scope scope = m->hosts > 1 ? COLLIE_SCOPE_ANY : COLLIE_SCOPE_HOST;
-    const int crowded = m->hosts == 1 && m->ranks_per_host > m->cores;
+    const int one_host = m->hosts == 1;
     for (int pass = 0; pass < 2 && !best; pass++, scope = COLLIE_SCOPE_ANY) {
         for (int i = 0; i < N_ALGOS; i++) {
             const unsigned flags = algos[i].flags;
-            int offered = algos[i].scope == scope || (crowded && (flags & CROWDED));
+            int offered = algos[i].scope == scope || (one_host && (flags & ON_HOST));
             if ((int)algos[i].coll != coll || !offered || (flags & PLACEMENT) ||
                 ((flags & FORCED_ACROSS) && m->hosts > 1) || ((flags & ATTACH) && !m->attach))
                 continue;

@@ -106,6 +106,9 @@ static void badargs(void)
                COLLIE_ERR_INVALID_ARG, "overlap", "overlapping buffers");
         expect(collie_allgather(comm, x, y, SIZE_MAX / 4, COLLIE_FLOAT64), COLLIE_ERR_INVALID_ARG,
                "overflow", "count overflow");
+        if (size > 1) /* the block fits, the ranks' blocks together do not */
+            expect(collie_allgather(comm, x, y, SIZE_MAX / 2 + 1, COLLIE_INT8),
+                   COLLIE_ERR_INVALID_ARG, "overflow", "count overflow across the ranks");
         expect(collie_alltoall(comm, x, NULL, 1, COLLIE_INT8), COLLIE_ERR_INVALID_ARG,
                "recvbuf is NULL", "alltoall NULL recvbuf");
         /* an invalid call writes nothing: y was the output of most of them */

@@ -37,8 +37,10 @@ static collie_status invalid(collie_comm *comm, const struct collie__op *op, con
 static int buffer_sizes(const collie_comm *comm, const struct collie__op *op, size_t *send,
                         size_t *recv)
 {
-    size_t n = (size_t)comm->size, block = op->count * op->elem_size;
-    if (op->count > SIZE_MAX / op->elem_size / n)
+    size_t n = (size_t)comm->size, block, all;
+    /* Not count > SIZE_MAX / elem_size / n: two divisions were 3% of a tiny broadcast's time. */
+    if (__builtin_mul_overflow(op->count, op->elem_size, &block) ||
+        __builtin_mul_overflow(block, n, &all))
         return -1;
     *send = *recv = block;
     if (op->desc.coll == COLLIE_COLL_ALLGATHER || op->desc.coll == COLLIE_COLL_ALLTOALL)

@@ -69,6 +69,7 @@ ranks_per_host = 8
 cores = 8
 slot_bytes = 262144
 host_latency_us = 0.28
+host_carry_us = 0.2
 host_switch_us = 1.8
 host_peer_us = 0.07
 host_bandwidth_gbs = 14.5

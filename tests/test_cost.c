@@ -23,7 +23,7 @@ static int failures;
         }                                                                                          \
     } while (0)
 
-/* Round numbers: 1 us a sync, 2 us a switch, 1 GB/s memory, 2 GB/s cache, 10 us and 0.1 GB/s a link. */
+/* Round numbers: 1 us a sync (0.5 carrying its call), 2 us a switch, 1 GB/s memory, 2 GB/s cache, 10 us and 0.1 GB/s a link. */
 static struct collie__machine machine(int ranks, int hosts, int per_host, int cores)
 {
     return (struct collie__machine){.ranks = ranks,
@@ -32,6 +32,7 @@ static struct collie__machine machine(int ranks, int hosts, int per_host, int co
                                     .cores = cores,
                                     .slot_bytes = 256 << 10,
                                     .host_alpha = 1e-6,
+                                    .host_carry = 0.5e-6,
                                     .host_switch = 2e-6,
                                     .host_beta = 1e9,
                                     .host_cache_beta = 2e9,
@@ -66,6 +67,11 @@ static void hand_computed(void)
     /* 4 ranks on 2 cores: a sync is 1 + 2 x 2 us, and the bytes take twice as long */
     expect_us(&four, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 5 + 2 * (6 + 0.5),
               "oneshot oversubscribed");
+    /* up to 24 bytes ride in the sync's lines: a carrying sync, no slot; 4 ranks add the switches */
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 24, 0.5, "oneshot carried");
+    expect_us(&two, COLLIE_COLL_REDUCE, COLLIE__ALGO_ONESHOT, 16, 0.5, "reduce carried");
+    expect_us(&four, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 4, 0.5 + 2 * 2,
+              "oneshot carried oversubscribed");
     /* rounds: 1 MiB through 256 KiB slots is 4 syncs */
     expect_us(&two, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 1 << 20,
               4 + (1.5 * 1048576 / 1e3 + 1048576 / 2e3), "broadcast");

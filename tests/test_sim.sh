@@ -41,7 +41,8 @@ check_choices -n 4 --hosts 2 --cores "$cores" --set shared_cores="$cores"
 
 # --tune writes a description that COLLIE_MACHINE and collie sim --machine read.
 expect_status 0 "$collie" bench -n 2 --tune "$dir/tuned.machine"
-expect_output "host_latency_us .* from allreduce of 4 bytes"
+expect_output "host_latency_us .* from allreduce of 64 bytes"
+expect_output "host_carry_us .* from allreduce of 4 bytes"
 expect_output "host_bandwidth_gbs .* from allreduce of 16777216 bytes"
 expect_output "host_resident_gbs .* from allreduce of 1048576 bytes \(oneshot\)"
 expect_output "host_alone_gain .* from reduce of 1048576 bytes \(oneshot\)"

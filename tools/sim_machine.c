@@ -87,6 +87,19 @@ static int rate_and_latency(struct collie__machine *m, const char *opt, const ch
     return comma ? set(m, opt, latency_key, latency) : 0;
 }
 
+/* --host: a sync that carries its call (host_carry_us) keeps its share of a sync. */
+static int host_option(struct collie__machine *m, const char *opt, const char *v)
+{
+    double alpha = collie__tools_machine_get(m, "host_latency_us");
+    double carry = collie__tools_machine_get(m, "host_carry_us");
+    if (rate_and_latency(m, opt, v, "host_bandwidth_gbs", "host_latency_us"))
+        return -1;
+    double now = collie__tools_machine_get(m, "host_latency_us");
+    char text[64];
+    snprintf(text, sizeof text, "%.17g", alpha > 0 ? carry * now / alpha : now);
+    return set(m, opt, "host_carry_us", text);
+}
+
 int sim_machine_options(struct collie__machine *m, int argc, char **argv, int *used)
 {
     /* The file first, so that every other option overrides it. */
@@ -121,8 +134,7 @@ int sim_machine_options(struct collie__machine *m, int argc, char **argv, int *u
         if (!strcmp(a, "--link"))
             rc = rate_and_latency(m, a, v, "link_bandwidth_gbs", "link_latency_us");
         else if (!strcmp(a, "--host"))
-            rc = rate_and_latency(m, a, v, "host_bandwidth_gbs", "host_latency_us");
-        else if (!strcmp(a, "--set")) {
+            rc = host_option(m, a, v); else if (!strcmp(a, "--set")) {
             char key[64];
             const char *eq = strchr(v, '=');
             if (!eq || eq == v || (size_t)(eq - v) >= sizeof key) {

@@ -5,6 +5,7 @@
  */
 #include <math.h>
 
+#include "../transport/shm.h"
 #include "algo.h"
 #include "cost.h"
 
@@ -130,6 +131,8 @@ enum shot {
  */
 static double oneshot(machine *m, double s, enum shot shot)
 {
+    if (s <= COLLIE__WIN_CARRY) /* the data rides in the sync's lines: no slot, one round */
+        return sync_cost(m) - m->host_alpha + m->host_carry;
     double n = m->ranks_per_host, b = reduction_beta(m, s), r = rounds(m, s);
     double together = shot == EVERY_RANK ? s : shot == ROOT_SYNCED ? s / r : 0, rest = s - together;
     return r * sync_cost(m) + move(m, b, (2 + n) * together, together) +

@@ -40,6 +40,7 @@ struct collie__machine {
     size_t slot_bytes;      /* the shared-memory staging slot: the chunk of one round */
     int attach;             /* 1: a host's ranks read each other's memory (cross-memory attach) */
     double host_alpha;      /* one sync of a host's ranks, when they fit on its cores */
+    double host_carry;      /* the same, when a oneshot's data rides in the flags' lines */
     double host_switch;     /* added to a sync per rank beyond the cores */
     double host_peer;       /* added to a sync per rank beyond two that fit on the cores */
     double host_beta;       /* bytes one core reads or writes per second, of memory */

@@ -21,6 +21,12 @@
 #define HOST_ALPHA_S 0.28e-6
 #define HOST_SWITCH_S 1.8e-6
 /*
+ * A sync whose call rides in the flags' lines (a oneshot of up to 24 bytes):
+ * measured at 2 ranks, 4-24 B took 0.68-0.78x the time they took through a
+ * slot (docs/PERFORMANCE.md, *The first sizes of a sweep*).
+ */
+#define HOST_CARRY_S 0.2e-6
+/*
  * A sync's line from each further peer: 2 cores cannot measure it; on 16
  * vCPUs of a Xeon (cpu2cpu 74-121 ns), 4-byte calls of 16 ranks took 0.9-1.3
  * us more than of 2 (docs/SCALE.md, *Cores of their own*).
@@ -78,6 +84,8 @@ static const struct key {
     K(slot_bytes, "slot_bytes", SIZE, "shared-memory staging slot (COLLIE_SHM_SLOT)"),
     K(attach, "attach", INT, "1: a host's ranks read each other's memory (cross-memory attach)"),
     K(host_alpha, "host_latency_us", MICROS, "one sync of a host's ranks that fit on its cores"),
+    K(host_carry, "host_carry_us", MICROS,
+      "the same, whose call rides in the sync's lines (a oneshot of up to 24 bytes)"),
     K(host_switch, "host_switch_us", MICROS, "added to a sync per rank beyond the cores"),
     K(host_peer, "host_peer_us", MICROS,
       "added to a sync per rank beyond two that fit on the cores"),
@@ -113,6 +121,7 @@ static const struct key {
 void collie__machine_default_rates(struct collie__machine *m)
 {
     m->host_alpha = HOST_ALPHA_S;
+    m->host_carry = HOST_CARRY_S;
     m->host_switch = HOST_SWITCH_S;
     m->host_peer = HOST_PEER_S;
     m->host_beta = HOST_BETA_BPS;

@@ -6,9 +6,11 @@
  * Each rate comes from the call the model says it dominates, solved from
  * the model's own formula for the algorithm that ran (so the description
  * reproduces those calls exactly):
- *   host_latency_us    a 4-byte allreduce of two ranks of host 0 (a sync and the
- *                      call around it): host 0's first and last ranks, which
- *                      `collie run --bind auto` puts on different CPUs;
+ *   host_latency_us    a 64-byte allreduce of two ranks of host 0 (a sync and the
+ *                      call around it, its data through a slot): host 0's first
+ *                      and last ranks, which `collie run --bind auto` puts on
+ *                      different CPUs;
+ *   host_carry_us      a 4-byte allreduce of the two (its data in the sync's lines);
  *   host_peer_us       a 4-byte allreduce of all of host 0's ranks, when there
  *                      are more than two and its cores hold them;
  *   host_switch_us     the same call, when they outnumber its cores;
@@ -178,9 +180,10 @@ int bench_tune(const char *path)
                    shared);
     }
     const char *ar = "allreduce";
-    const struct probe sync = {4, iters, ar}, slow_sync = {4, 200, ar}, copy = {TUNE_BYTES, 10, ar},
-                       wire = {TUNE_BYTES, 5, ar}, cached = {4u << 20, 50, ar},
-                       resident = {1u << 20, 100, ar}, rooted = {1u << 20, 100, "reduce"};
+    const struct probe sync = {4, iters, ar}, slot_sync = {64, iters, ar}, slow_sync = {4, 200, ar},
+                       copy = {TUNE_BYTES, 10, ar}, wire = {TUNE_BYTES, 5, ar},
+                       cached = {4u << 20, 50, ar}, resident = {1u << 20, 100, ar},
+                       rooted = {1u << 20, 100, "reduce"};
     /* the pair again, where its ranks may read each other's memory (alike on both) */
     collie_comm *attach = pair && collie__tools_attach(pair) ? pair : NULL, *none = NULL;
     /*
@@ -208,7 +211,8 @@ int bench_tune(const char *path)
         const struct probe *p;
         const char *force; /* the algorithm to measure, where the model would choose another */
     } steps[] = {
-        {&pair, "host_latency_us", 0, 0, NULL, &sync, NULL},
+        {&pair, "host_latency_us", 0, 0, NULL, &slot_sync, NULL},
+        {&pair, "host_carry_us", 0, 0, NULL, &sync, NULL},
         /* the ranks beyond two: a line each while the cores hold them, else a switch each */
         {&host, host0_size > host_cores ? "host_switch_us" : "host_peer_us", 0, 0, NULL, &sync,
          NULL},

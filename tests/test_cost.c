@@ -84,12 +84,12 @@ static void hand_computed(void)
               "barrier of 8 ranks on 4 cores");
     /*
      * The trees: with a core a rank, a step is half a sync and the root's
-     * bytes (2 s a broadcast, 3.5 s a reduce) at the reduction's rate;
+     * bytes (2 s a broadcast, 3 s a reduce) at the reduction's rate;
      * crowded, a sync's handoff a step and every rank's bytes, the cores
      * shared (4 ranks on 2: twice as long).
      */
     expect_us(&two, COLLIE_COLL_BROADCAST, COLLIE__ALGO_TREE, 1000, 0.5 + 2, "broadcast tree");
-    expect_us(&eight, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 1000, 3 * (0.5 + 3.5),
+    expect_us(&eight, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 1000, 3 * (0.5 + 3),
               "reduce tree of 8 cores");
     expect_us(&four, COLLIE_COLL_BROADCAST, COLLIE__ALGO_TREE, 1000, 2 + 2 * (2 + 1),
               "broadcast tree oversubscribed");

@@ -134,7 +134,8 @@ int sim_machine_options(struct collie__machine *m, int argc, char **argv, int *u
         if (!strcmp(a, "--link"))
             rc = rate_and_latency(m, a, v, "link_bandwidth_gbs", "link_latency_us");
         else if (!strcmp(a, "--host"))
-            rc = host_option(m, a, v); else if (!strcmp(a, "--set")) {
+            rc = host_option(m, a, v);
+        else if (!strcmp(a, "--set")) {
             char key[64];
             const char *eq = strchr(v, '=');
             if (!eq || eq == v || (size_t)(eq - v) >= sizeof key) {

@@ -408,7 +408,7 @@ static double reduce_ring(machine *m, double s)
  *   sync's round trip, and a rank's copies overlap the others': a call
  *   costs the root's, `user` bytes a step at a reduction's rate (fitted at
  *   2 ranks on 2 cores, 1-256 KiB: broadcast 2 s, as the crowded host's;
- *   reduce 3.5 s).  Measured at 2 ranks, 64 B: a broadcast took 0.18-0.19
+ *   reduce 3 s).  Measured at 2 ranks, 64 B: a broadcast took 0.18-0.19
  *   us where the window took 0.39-0.43; 16 KiB 1.1-1.3 against 2.0-2.2.
  */
 static double tree(machine *m, double s, double user, double user_beta)
@@ -478,14 +478,18 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(ALLREDUCE), A(HIERARCHICAL)): return allreduce_hierarchical(m, s);
     case PAIR(C(REDUCE), A(RING)): return reduce_ring(m, s);
     /*
-     * A broadcast reads and writes its buffer once.  A reduce also copies its
-     * input to work on and combines its children's messages into it, in
-     * cache: fitted as 3.5 s (measured at 4 and 8 ranks on 2 cores, the tree
-     * is 1.3-2.3x faster than twoshot at 16-64 KiB, twoshot 1.5-2x faster
-     * from 128 KiB at 4 ranks and 256 KiB at 8).
+     * A broadcast reads and writes its buffer once.  A reduce also combines
+     * its children's messages with its input, in cache.  Crowded, fitted as
+     * 3.5 s (measured at 4 and 8 ranks on 2 cores, while the tree still
+     * copied its input first: the tree 1.3-2.3x faster than twoshot at
+     * 16-64 KiB, twoshot 1.5-2x faster from 128 KiB at 4 ranks and 256 KiB
+     * at 8; without the copy the tree takes 0.84-0.95x its time at 4 ranks,
+     * 4-64 KiB, but 3 s there would run it to 4 MiB, not measured).  With a
+     * core a rank, 3 s (fitted at 2 ranks, 1-256 KiB, without the copy).
      */
     case PAIR(C(BROADCAST), A(TREE)): return tree(m, s, 2 * s, m->host_beta);
-    case PAIR(C(REDUCE), A(TREE)): return tree(m, s, 3.5 * s, reduction_beta(m, s));
+    case PAIR(C(REDUCE), A(TREE)):
+        return tree(m, s, (m->ranks_per_host > m->cores ? 3.5 : 3) * s, reduction_beta(m, s));
     case PAIR(C(BROADCAST), A(STAGED)): return broadcast_staged(m, s);
     case PAIR(C(BROADCAST), A(DIRECT)): return broadcast_direct(m, s);
     case PAIR(C(ALLGATHER), A(DIRECT)): return gather_direct(m, s, L * (L + 1) * s);

@@ -93,6 +93,9 @@ static void hand_computed(void)
               "reduce tree of 8 cores");
     expect_us(&four, COLLIE_COLL_BROADCAST, COLLIE__ALGO_TREE, 1000, 2 + 2 * (2 + 1),
               "broadcast tree oversubscribed");
+    /* beyond a slot, a reduce's root takes the whole message in before it combines: 7 s of memory */
+    expect_us(&two, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 1 << 20, 0.5 + 7 * 1048576 / 1e3,
+              "reduce tree beyond a slot");
     struct collie__machine pair = two;
     pair.host_peer = 0.5e-6; /* two ranks: none */
     expect_us(&pair, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1, "barrier of 2 with a peer term");

@@ -406,10 +406,9 @@ static double reduce_ring(machine *m, double s)
  *   bytes of its buffers and its message into and out of a ring.
  * - where each rank has a core, a message is one line's trip, half a
  *   sync's round trip, and a rank's copies overlap the others': a call
- *   costs the root's, `user` bytes a step at a reduction's rate (fitted at
- *   2 ranks on 2 cores, 1-256 KiB: broadcast 2 s, as the crowded host's;
- *   reduce 3 s).  Measured at 2 ranks, 64 B: a broadcast took 0.18-0.19
- *   us where the window took 0.39-0.43; 16 KiB 1.1-1.3 against 2.0-2.2.
+ *   costs the root's, `user` bytes a step at `user_beta` (below).
+ *   Measured at 2 ranks, 64 B: a broadcast took 0.18-0.19 us where the
+ *   window took 0.39-0.43; 16 KiB 1.1-1.3 against 2.0-2.2.
  */
 static double tree(machine *m, double s, double user, double user_beta)
 {
@@ -417,8 +416,42 @@ static double tree(machine *m, double s, double user, double user_beta)
     if (m->hosts == 1 && m->ranks_per_host > m->cores)
         return steps * m->host_alpha + move(m, user_beta, user, 2 * s);
     if (m->hosts == 1)
-        return steps * (m->host_alpha / 2 + user / reduction_beta(m, s));
+        return steps * (m->host_alpha / 2 + user / user_beta);
     return steps * step_alpha(m) + log2_steps(m->hosts) * s / link_rate(m);
+}
+
+/*
+ * A broadcast reads and writes its buffer once: 2 s (crowded, of memory;
+ * with a core a rank, at a reduction's rate: 1 MiB-64 MiB measured at 2
+ * ranks within 0-20% of it but at 16 MiB, 1.4 ms against 2.3 predicted).
+ */
+static double broadcast_tree(machine *m, double s)
+{
+    int crowded = m->ranks_per_host > m->cores;
+    return tree(m, s, 2 * s, crowded ? m->host_beta : reduction_beta(m, s));
+}
+
+/*
+ * A reduce also combines its children's messages with its input, in cache.
+ * Crowded, fitted as 3.5 s (measured at 4 and 8 ranks on 2 cores, while
+ * the tree still copied its input first: the tree 1.3-2.3x faster than
+ * twoshot at 16-64 KiB, twoshot 1.5-2x faster from 128 KiB at 4 ranks and
+ * 256 KiB at 8; without the copy the tree takes 0.84-0.95x its time at 4
+ * ranks, 4-64 KiB, but 3 s there would run it to 4 MiB, not measured).
+ * With a core a rank, 3 s up to a slot's bytes (fitted at 2 ranks, 1-256
+ * KiB); beyond, the root takes the whole message into a buffer of memory
+ * before it combines: 7 s of memory (measured at 2 ranks: 168 us at 1 MiB,
+ * 5.96 ms at 16 MiB, 31.6 ms at 64 MiB, where 3 s at a reduction's rate
+ * said 112 us, 2.1 ms and 8.6 ms with a tuned description, and chose it
+ * over `direct`'s 3.9 and 22.7 ms).
+ */
+static double reduce_tree(machine *m, double s)
+{
+    if (m->ranks_per_host > m->cores)
+        return tree(m, s, 3.5 * s, reduction_beta(m, s));
+    if (s <= (double)m->slot_bytes)
+        return tree(m, s, 3 * s, reduction_beta(m, s));
+    return tree(m, s, 7 * s, m->host_beta);
 }
 
 /* Allgather and reduce_scatter rings: n-1 steps; a host boundary carries n-1 blocks. */
@@ -477,19 +510,8 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(ALLREDUCE), A(RABENSEIFNER)): return allreduce_rab(m, s);
     case PAIR(C(ALLREDUCE), A(HIERARCHICAL)): return allreduce_hierarchical(m, s);
     case PAIR(C(REDUCE), A(RING)): return reduce_ring(m, s);
-    /*
-     * A broadcast reads and writes its buffer once.  A reduce also combines
-     * its children's messages with its input, in cache.  Crowded, fitted as
-     * 3.5 s (measured at 4 and 8 ranks on 2 cores, while the tree still
-     * copied its input first: the tree 1.3-2.3x faster than twoshot at
-     * 16-64 KiB, twoshot 1.5-2x faster from 128 KiB at 4 ranks and 256 KiB
-     * at 8; without the copy the tree takes 0.84-0.95x its time at 4 ranks,
-     * 4-64 KiB, but 3 s there would run it to 4 MiB, not measured).  With a
-     * core a rank, 3 s (fitted at 2 ranks, 1-256 KiB, without the copy).
-     */
-    case PAIR(C(BROADCAST), A(TREE)): return tree(m, s, 2 * s, m->host_beta);
-    case PAIR(C(REDUCE), A(TREE)):
-        return tree(m, s, (m->ranks_per_host > m->cores ? 3.5 : 3) * s, reduction_beta(m, s));
+    case PAIR(C(BROADCAST), A(TREE)): return broadcast_tree(m, s);
+    case PAIR(C(REDUCE), A(TREE)): return reduce_tree(m, s);
     case PAIR(C(BROADCAST), A(STAGED)): return broadcast_staged(m, s);
     case PAIR(C(BROADCAST), A(DIRECT)): return broadcast_direct(m, s);
     case PAIR(C(ALLGATHER), A(DIRECT)): return gather_direct(m, s, L * (L + 1) * s);

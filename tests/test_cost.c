@@ -23,7 +23,10 @@ static int failures;
         }                                                                                          \
     } while (0)
 
-/* Round numbers: 1 us a sync (0.5 carrying its call), 2 us a switch, 1 GB/s memory, 2 GB/s cache, 10 us and 0.1 GB/s a link. */
+/*
+ * Round numbers: 1 us a sync (0.5 carrying its call), 2 us a switch, 1 GB/s memory, 2 GB/s
+ * cache, 10 us and 0.1 GB/s a link.
+ */
 static struct collie__machine machine(int ranks, int hosts, int per_host, int cores)
 {
     return (struct collie__machine){.ranks = ranks,

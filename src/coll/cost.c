@@ -24,6 +24,9 @@ static double fold_steps(int n) { return (n & (n - 1)) ? 2 : 0; }
 
 /* ---- within a host: the shared-memory window (ranks = L, hosts = 1) ---- */
 
+/* A host whose ranks outnumber its cores: its rates and its trees were fitted apart. */
+static int crowded(machine *m) { return m->ranks_per_host > m->cores; }
+
 /*
  * One sync of the host's ranks (shm.c's collie__win_sync: every rank reads
  * every peer's flag in turn): two ranks' round trip, a line from each
@@ -76,7 +79,7 @@ static double move(machine *m, double user_beta, double user, double slot)
  */
 static double alone(machine *m, double user_beta, double user, double slot)
 {
-    if (m->ranks_per_host > m->cores)
+    if (crowded(m))
         return move(m, user_beta, user, slot);
     return (user / user_beta + slot / slot_beta(m)) / gain(m, 1);
 }
@@ -95,8 +98,7 @@ static double alone(machine *m, double user_beta, double user, double slot)
  */
 static double reduction_beta(machine *m, double s)
 {
-    int resident = 2 * (2 * s * m->ranks_per_host) <= (double)m->host_cache_bytes &&
-                   m->ranks_per_host <= m->cores;
+    int resident = 2 * (2 * s * m->ranks_per_host) <= (double)m->host_cache_bytes && !crowded(m);
     double beta =
         resident && m->host_resident_beta > m->host_beta ? m->host_resident_beta : m->host_beta;
     return m->far && beta > m->host_far_cache_beta ? m->host_far_cache_beta : beta;
@@ -156,10 +158,7 @@ static double twoshot(machine *m, double s, int rooted)
  * but twoshot is 2x faster there than the model says (docs/SCALE.md), so
  * comparing the two would choose wrong.
  */
-static int attach_offered(machine *m)
-{
-    return m->attach && m->ranks_per_host <= m->cores && m->ranks_per_host >= 2;
-}
+static int attach_offered(machine *m) { return m->attach && !crowded(m) && m->ranks_per_host >= 2; }
 
 /*
  * The rate of those copies: of the cache while the host's buffers, all
@@ -413,7 +412,7 @@ static double reduce_ring(machine *m, double s)
 static double tree(machine *m, double s, double user, double user_beta)
 {
     double steps = log2_steps(m->ranks);
-    if (m->hosts == 1 && m->ranks_per_host > m->cores)
+    if (m->hosts == 1 && crowded(m))
         return steps * m->host_alpha + move(m, user_beta, user, 2 * s);
     if (m->hosts == 1)
         return steps * (m->host_alpha / 2 + user / user_beta);
@@ -427,8 +426,7 @@ static double tree(machine *m, double s, double user, double user_beta)
  */
 static double broadcast_tree(machine *m, double s)
 {
-    int crowded = m->ranks_per_host > m->cores;
-    return tree(m, s, 2 * s, crowded ? m->host_beta : reduction_beta(m, s));
+    return tree(m, s, 2 * s, crowded(m) ? m->host_beta : reduction_beta(m, s));
 }
 
 /*
@@ -447,7 +445,7 @@ static double broadcast_tree(machine *m, double s)
  */
 static double reduce_tree(machine *m, double s)
 {
-    if (m->ranks_per_host > m->cores)
+    if (crowded(m))
         return tree(m, s, 3.5 * s, reduction_beta(m, s));
     if (s <= (double)m->slot_bytes)
         return tree(m, s, 3 * s, reduction_beta(m, s));

@@ -36,6 +36,17 @@ done
 expect_status 0 "$collie" bench reduce -n 4 --root 3 --op avg -b 1K -e 1M -f 32 "${quick[@]}"
 [ -z "$(printf '%s\n' "$out" | grep -E '^ +[0-9]+ ' | awk '$(NF-1) != 0')" ] || fail "reduce avg: $out"
 
+# the algo column names what the library ran (its INFO line; a job a size, as the line is
+# logged once per algorithm): the choice by the bytes the call takes, a block of these
+for coll in allgather reduce_scatter alltoall; do
+    for size in 4096 16384 262144; do
+        COLLIE_DEBUG=INFO expect_status 0 "$collie" bench $coll -n 4 -b $size -e $size "${quick[@]}"
+        ran=$(printf '%s\n' "$out" | grep -Eo "rank 0\] INFO  coll: $coll of $((size / 4)) bytes on 4 ranks: [a-z]+")
+        [ -n "$ran" ] || fail "$coll at $size B: no INFO line names a choice: $out"
+        printf '%s\n' "$out" | grep -Eq "^ +$size .* ${ran##* }$" || fail "$coll at $size B ran ${ran##* }: $out"
+    done
+done
+
 # as the ranks of a job launched by someone else: one table, from rank 0
 expect_status 0 "$collie" run -n 2 "$collie" bench -b 8 -e 64 "${quick[@]}"
 [ "$(printf '%s\n' "$out" | grep -c '^# collie bench allreduce: 2 ranks')" = 1 ] || fail "rank mode: $out"

@@ -429,7 +429,8 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
                                 .wrong = wrong,
                                 .handoff_ns = handoff};
         snprintf(row.backend, sizeof row.backend, "%s", b->name);
-        snprintf(row.algo, sizeof row.algo, "%s", b->algo(b, (enum bench_coll)c, sizes[k]));
+        /* by the API's bytes, as the call chooses: one block of allgather, reduce_scatter, alltoall */
+        snprintf(row.algo, sizeof row.algo, "%s", b->algo(b, (enum bench_coll)c, count * es));
         bench_rows_add(rows, &row);
     }
     free(send);

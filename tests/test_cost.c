@@ -126,6 +126,21 @@ static void hand_computed(void)
     four.attach = 1;
     CHECK(isinf(collie__cost(&four, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_DIRECT, 65536, 1)),
           "direct is offered with more ranks than cores");
+    CHECK(isinf(collie__cost(&four, COLLIE_COLL_ALLGATHER, COLLIE__ALGO_DIRECT, 65536, 1)),
+          "allgather's direct is offered with more ranks than cores");
+    /*
+     * Alltoall's direct is, each core making its 2 ranks' calls and copies in
+     * turn: 2 syncs (5 us each), 2 x (3 calls + 3 blocks at the attach rate),
+     * 2 blocks of the rank's own read and written, twice over.  Its inputs,
+     * 16 blocks, in half the cache: the cache's rate (4 GB/s); beyond, memory's (2).
+     */
+    expect_us(&four, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1000,
+              10 + 2 * (3 + 3000 / 4e3) + 2 * 2000 / 1e3, "alltoall direct oversubscribed");
+    expect_us(&four, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 100000,
+              10 + 2 * (3 + 300000 / 2e3) + 2 * 200000 / 1e3, "alltoall direct of memory");
+    /* 2 ranks: 2 syncs, 1 call, 1 block; its 4 inputs and outputs, twice the cache's half */
+    expect_us(&attach, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1 << 17,
+              2 + 1 + 131072 / 4e3 + 2 * 131072 / 1e3, "alltoall direct, 2 ranks");
     /* adaptive: publish, 8 probes and the verdict, 10 syncs, then twoshot (its near branch) */
     expect_us(&attach, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ADAPTIVE, 1000, 10 + 2 + 3 + 1.25,
               "adaptive");
@@ -292,6 +307,31 @@ static void choice(void)
                   "%d ranks on %d cores, 4 MiB %s: the tree", h->ranks, h->cores,
                   collie__coll_name(rooted[r]));
         }
+    /*
+     * Alltoall at the library's rates on 2 cores (docs/PERFORMANCE.md,
+     * *Alltoall on a crowded host*), a block's bytes: staged for small
+     * blocks, direct for the middle (measured 1.3-2x faster), staged again
+     * once the buffers spill the cache (direct 1.15-1.2x slower).
+     */
+    static const struct {
+        int ranks;
+        size_t staged, direct, large;
+    } a2a[] = {{4, 4096, 64 << 10, 4 << 20},
+               {8, 2048, 64 << 10, 1 << 20},
+               {16, 1024, 32 << 10, 512 << 10}};
+    for (int k = 0; k < 3; k++) {
+        struct collie__machine h = machine(a2a[k].ranks, 1, a2a[k].ranks, 2);
+        collie__machine_default_rates(&h);
+        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].staged, COLLIE__ALGO_STAGED,
+                      "crowded alltoall, small blocks");
+        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].direct, COLLIE__ALGO_DIRECT,
+                      "crowded alltoall, middle blocks");
+        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].large, COLLIE__ALGO_STAGED,
+                      "crowded alltoall, blocks beyond the cache");
+        h.attach = 0;
+        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].direct, COLLIE__ALGO_STAGED,
+                      "crowded alltoall without cross-memory attach");
+    }
     for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++)
         for (size_t bytes = 4; ms[k].hosts > 1 && bytes <= (64u << 20); bytes *= 4)
             CHECK(collie__select_on(&ms[k], COLLIE_COLL_REDUCE, bytes)->id != COLLIE__ALGO_TREE,

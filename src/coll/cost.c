@@ -161,27 +161,41 @@ static double twoshot(machine *m, double s, int rooted)
 static int attach_offered(machine *m) { return m->attach && !crowded(m) && m->ranks_per_host >= 2; }
 
 /*
- * The rate of those copies: of the cache while the host's buffers, all
- * ranks' inputs and outputs together, fit in half of it; else of memory
- * (measured: 2 ranks' 8 MiB allreduce, 32 MiB of buffers in a 32 MiB
- * cache, copies at memory's rate).
+ * Alltoall's single copies are offered on a crowded host too: no reduction
+ * rides on the window's copies there, and measured at 4, 8 and 16 ranks on
+ * 2 cores (docs/PERFORMANCE.md, *Alltoall on a crowded host*) `direct` beat
+ * `staged` by up to 2x from 64-512 KiB to 2-8 MiB, as attach() costs it.
  */
-static double attach_beta(machine *m, double host_bytes)
+static int attach_offered_alltoall(machine *m) { return m->attach && m->ranks_per_host >= 2; }
+
+/*
+ * The rate of those copies: of the cache while the host's bytes that must
+ * stay there (`resident`: for most, all ranks' inputs and outputs) fit in
+ * half of it; else of memory (measured: 2 ranks' 8 MiB allreduce, 32 MiB of
+ * buffers in a 32 MiB cache, copies at memory's rate).
+ */
+static double attach_beta(machine *m, double resident)
 {
-    return 2 * host_bytes <= (double)m->host_cache_bytes ? m->host_attach_beta
-                                                         : m->host_attach_mem_beta;
+    return 2 * resident <= (double)m->host_cache_bytes ? m->host_attach_beta
+                                                       : m->host_attach_mem_beta;
 }
 
 /*
- * Seconds for each of the host's ranks, all copying at once, to copy
- * `bytes`: the attach rates, like the others, are a core's share while
- * every core streams, and ranks that leave cores idle get up to
- * host_alone_gain times it (measured on 16 vCPUs: 16 ranks' 64 MiB direct
- * allreduce ran 1.75x slower than 2 ranks' rate, tuned on a pair, predicted).
+ * Seconds for each of the host's ranks, all copying at once, to make
+ * `calls` system calls that copy `bytes`: the attach rates, like the
+ * others, are a core's share while every core streams, and ranks that leave
+ * cores idle get up to host_alone_gain times it (measured on 16 vCPUs: 16
+ * ranks' 64 MiB direct allreduce ran 1.75x slower than 2 ranks' rate,
+ * tuned on a pair, predicted).  On a crowded host each core makes its
+ * ranks' calls and copies in turn, as move() has it (measured at 16 ranks
+ * on 2 cores: a 16 KiB alltoall's 15 calls a rank took 157 us, where the
+ * window's sync took 40).
  */
-static double attach_copy(machine *m, double bytes, double host_bytes)
+static double attach(machine *m, double calls, double bytes, double resident)
 {
-    return bytes / (attach_beta(m, host_bytes) * gain(m, m->ranks_per_host));
+    double share = crowded(m) ? (double)m->ranks_per_host / m->cores : 1;
+    return share * (calls * m->host_attach_call +
+                    bytes / (attach_beta(m, resident) * gain(m, m->ranks_per_host)));
 }
 
 /*
@@ -197,8 +211,7 @@ static double direct(machine *m, double s)
     if (!attach_offered(m))
         return HUGE_VAL;
     double calls = 2 * (n - 1) * ceil(s / (COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes));
-    return 2 * sync_cost(m) + calls * m->host_attach_call +
-           attach_copy(m, 2 * (n - 1) * slice, 2 * s * n) +
+    return 2 * sync_cost(m) + attach(m, calls, 2 * (n - 1) * slice, 2 * s * n) +
            move(m, reduction_beta(m, s), 2 * slice, 2 * (n - 1) * slice);
 }
 
@@ -216,16 +229,16 @@ static double broadcast_direct(machine *m, double s)
     double n = m->ranks_per_host, share = (n - 1) / n * s; /* what each copies */
     if (!attach_offered(m))
         return HUGE_VAL;
-    return 2 * sync_cost(m) + (n - 1) * m->host_attach_call + attach_copy(m, share, n * s);
+    return 2 * sync_cost(m) + attach(m, n - 1, share, n * s);
 }
 
-static double gather_direct(machine *m, double s, double host_bytes)
+static double gather_direct(machine *m, double s, double resident, int offered)
 {
     double n = m->ranks_per_host;
-    if (!attach_offered(m))
+    if (!offered)
         return HUGE_VAL;
-    return 2 * sync_cost(m) + (n - 1) * m->host_attach_call +
-           attach_copy(m, (n - 1) * s, host_bytes) + move(m, m->host_beta, 2 * s, 0);
+    return 2 * sync_cost(m) + attach(m, n - 1, (n - 1) * s, resident) +
+           move(m, m->host_beta, 2 * s, 0);
 }
 
 static double reduce_scatter_direct(machine *m, double s)
@@ -234,8 +247,8 @@ static double reduce_scatter_direct(machine *m, double s)
     if (!attach_offered(m))
         return HUGE_VAL;
     double piece = COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes / n;
-    return 2 * sync_cost(m) + (n - 1) * ceil(s / piece) * m->host_attach_call +
-           attach_copy(m, (n - 1) * s, n * (n + 1) * s) + move(m, m->host_beta, 2 * s, (n - 1) * s);
+    return 2 * sync_cost(m) + attach(m, (n - 1) * ceil(s / piece), (n - 1) * s, n * (n + 1) * s) +
+           move(m, m->host_beta, 2 * s, (n - 1) * s);
 }
 
 /*
@@ -512,8 +525,11 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(REDUCE), A(TREE)): return reduce_tree(m, s);
     case PAIR(C(BROADCAST), A(STAGED)): return broadcast_staged(m, s);
     case PAIR(C(BROADCAST), A(DIRECT)): return broadcast_direct(m, s);
-    case PAIR(C(ALLGATHER), A(DIRECT)): return gather_direct(m, s, L * (L + 1) * s);
-    case PAIR(C(ALLTOALL), A(DIRECT)): return gather_direct(m, s, 2 * L * L * s);
+    case PAIR(C(ALLGATHER), A(DIRECT)):
+        return gather_direct(m, s, L * (L + 1) * s, attach_offered(m));
+    case PAIR(C(ALLTOALL), A(DIRECT)):
+        /* each byte read and written once: the cache's rate while 2 L^2 s fit in twice the cache */
+        return gather_direct(m, s, L * L * s / 2, attach_offered_alltoall(m));
     case PAIR(C(REDUCE_SCATTER), A(DIRECT)): return reduce_scatter_direct(m, s);
     case PAIR(C(ALLGATHER), A(STAGED)): return allgather_staged(m, s);
     case PAIR(C(REDUCE_SCATTER), A(STAGED)): return reduce_scatter_staged(m, s);

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "../transport/shm.h"
+#include "../transport/wire.h"
 #include "algo.h"
 #include "cost.h"
 
@@ -88,20 +89,28 @@ static double alone(machine *m, double user_beta, double user, double slot)
  * A reduction's rate of the user's buffers and of the slots it reads (its
  * arithmetic keeps to that pace): host_resident_beta while the host's
  * inputs and outputs, every rank's, fit in half the cache, as a loop that
- * reduces the same buffers finds them (fitted to 2 ranks at 16 KiB-4 MiB),
- * where the ranks fit on the cores (a crowded host's rates were fitted
- * without it: docs/SCALE.md); memory's beyond.  Where the CPUs share no
+ * reduces the same buffers finds them (fitted to 2 ranks at 16 KiB-4 MiB);
+ * memory's beyond.  Where the CPUs share no
  * cache, the slots it reads cross between them, at the slots' rate there at
  * most (measured at 2 ranks: a oneshot reduce 3.7-3.8x slower at 16-64
  * KiB).  The copies' user bytes keep memory's rate: their crossovers
  * against the single copies were measured so.
  */
-static double reduction_beta(machine *m, double s)
+static double resident_beta(machine *m, double s)
 {
-    int resident = 2 * (2 * s * m->ranks_per_host) <= (double)m->host_cache_bytes && !crowded(m);
+    int resident = 2 * (2 * s * m->ranks_per_host) <= (double)m->host_cache_bytes;
     double beta =
         resident && m->host_resident_beta > m->host_beta ? m->host_resident_beta : m->host_beta;
     return m->far && beta > m->host_far_cache_beta ? m->host_far_cache_beta : beta;
+}
+
+/*
+ * The window's: resident only where the ranks fit on the cores (a crowded
+ * host's rates were fitted without it: docs/SCALE.md).
+ */
+static double reduction_beta(machine *m, double s)
+{
+    return crowded(m) ? resident_beta(m, HUGE_VAL) : resident_beta(m, s);
 }
 
 /* Rounds of `bytes` through a slot. */
@@ -409,23 +418,32 @@ static double reduce_ring(machine *m, double s)
 /*
  * A binomial tree of whole messages: log2(n) steps, log2(H) of them through
  * a link.  On one host a rank that sent moves on, so in a loop of calls the
- * ranks run calls ahead:
+ * ranks run calls ahead, as long as a sender finds room in its ring for the
+ * next call's message: while two messages and their headers fit in a ring
+ * (runs_ahead()), a call costs the root's steps, each half a sync (a
+ * message is one line's trip, a sync a round trip) and `user` bytes at
+ * `user_beta`, the others' copies overlapping it.  Measured at 2 ranks, 64
+ * B: a broadcast took 0.18-0.19 us where the window took 0.39-0.43, 16 KiB
+ * 1.1-1.3 against 2.0-2.2; at 4 and 8 ranks on 2 cores, 8-64 KiB:
+ * 0.85-5.7 and 0.96-7.6 us, where the window took 4.2-13.4 and 8.7-24.4
+ * (docs/PERFORMANCE.md, *Trees that run ahead on a crowded host*).
  *
- * - where the ranks outnumber the cores, they are switched in once per many
- *   calls, not once per call as a sync makes them (measured, 64 B at 4 and
- *   8 ranks on 2 cores: 0.44-1.31 us a broadcast, where the window's sync
- *   takes 3.3-8.4).  A call costs its handoffs, and each rank's `user`
- *   bytes of its buffers and its message into and out of a ring.
- * - where each rank has a core, a message is one line's trip, half a
- *   sync's round trip, and a rank's copies overlap the others': a call
- *   costs the root's, `user` bytes a step at `user_beta` (below).
- *   Measured at 2 ranks, 64 B: a broadcast took 0.18-0.19 us where the
- *   window took 0.39-0.43; 16 KiB 1.1-1.3 against 2.0-2.2.
+ * A larger message waits for its receiver to drain the one before: on a
+ * host whose ranks outnumber the cores, every step then switches ranks in,
+ * and a call costs a sync's handoff a step and each rank's `user` bytes of
+ * its buffers and its message into and out of a ring, the cores shared
+ * (measured at 4 and 8 ranks on 2 cores, 128 KiB: a broadcast 19.5 and 45
+ * us, 3x its time at 64 KiB).
  */
+static int runs_ahead(machine *m, double s)
+{
+    return 2 * (s + sizeof(struct collie__wire)) <= (double)m->ring_bytes;
+}
+
 static double tree(machine *m, double s, double user, double user_beta)
 {
     double steps = log2_steps(m->ranks);
-    if (m->hosts == 1 && crowded(m))
+    if (m->hosts == 1 && crowded(m) && !runs_ahead(m, s))
         return steps * m->host_alpha + move(m, user_beta, user, 2 * s);
     if (m->hosts == 1)
         return steps * (m->host_alpha / 2 + user / user_beta);
@@ -433,35 +451,35 @@ static double tree(machine *m, double s, double user, double user_beta)
 }
 
 /*
- * A broadcast reads and writes its buffer once: 2 s (crowded, of memory;
- * with a core a rank, at a reduction's rate: 1 MiB-64 MiB measured at 2
- * ranks within 0-20% of it but at 16 MiB, 1.4 ms against 2.3 predicted).
+ * A broadcast reads and writes its buffer once: 2 s at a reduction's rate
+ * where it runs ahead (at 2 ranks, 1 MiB-64 MiB measured within 0-20% of it
+ * but at 16 MiB, 1.4 ms against 2.3 predicted); crowded beyond, of memory.
  */
 static double broadcast_tree(machine *m, double s)
 {
-    return tree(m, s, 2 * s, crowded(m) ? m->host_beta : reduction_beta(m, s));
+    if (crowded(m) && !runs_ahead(m, s))
+        return tree(m, s, 2 * s, m->host_beta);
+    return tree(m, s, 2 * s, resident_beta(m, s));
 }
 
 /*
- * A reduce also combines its children's messages with its input, in cache.
- * Crowded, fitted as 3.5 s (measured at 4 and 8 ranks on 2 cores, while
- * the tree still copied its input first: the tree 1.3-2.3x faster than
- * twoshot at 16-64 KiB, twoshot 1.5-2x faster from 128 KiB at 4 ranks and
- * 256 KiB at 8; without the copy the tree takes 0.84-0.95x its time at 4
- * ranks, 4-64 KiB, but 3 s there would run it to 4 MiB, not measured).
- * With a core a rank, 3 s up to a slot's bytes (fitted at 2 ranks, 1-256
- * KiB); beyond, the root takes the whole message into a buffer of memory
- * before it combines: 7 s of memory (measured at 2 ranks: 168 us at 1 MiB,
- * 5.96 ms at 16 MiB, 31.6 ms at 64 MiB, where 3 s at a reduction's rate
- * said 112 us, 2.1 ms and 8.6 ms with a tuned description, and chose it
- * over `direct`'s 3.9 and 22.7 ms).
+ * A reduce also combines its children's messages with its input, in cache:
+ * 3 s where it runs ahead (fitted at 2 ranks, 1-256 KiB; at 4 and 8 ranks
+ * on 2 cores, 8-64 KiB, within 30% of it).  Crowded beyond, fitted as 3.5
+ * s of memory (measured at 4 and 8 ranks on 2 cores, while the tree still
+ * copied its input first: twoshot 1.5-2x faster from 128 KiB at 4 ranks
+ * and 256 KiB at 8).  Beyond a slot's bytes, the root takes the whole
+ * message into a buffer of memory before it combines: 7 s of memory
+ * (measured at 2 ranks: 168 us at 1 MiB, 5.96 ms at 16 MiB, 31.6 ms at 64
+ * MiB, where 3 s at a reduction's rate said 112 us, 2.1 ms and 8.6 ms with
+ * a tuned description, and chose it over `direct`'s 3.9 and 22.7 ms).
  */
 static double reduce_tree(machine *m, double s)
 {
-    if (crowded(m))
-        return tree(m, s, 3.5 * s, reduction_beta(m, s));
+    if (crowded(m) && !runs_ahead(m, s))
+        return tree(m, s, 3.5 * s, m->host_beta);
     if (s <= (double)m->slot_bytes)
-        return tree(m, s, 3 * s, reduction_beta(m, s));
+        return tree(m, s, 3 * s, resident_beta(m, s));
     return tree(m, s, 7 * s, m->host_beta);
 }
 

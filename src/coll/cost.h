@@ -38,6 +38,7 @@ struct collie__machine {
     int ranks_per_host;     /* the most on one host (ranks are placed in blocks, as launchers do) */
     int cores;              /* CPUs the ranks of a host may use: the fewest of any host */
     size_t slot_bytes;      /* the shared-memory staging slot: the chunk of one round */
+    size_t ring_bytes;      /* a pair's shared-memory ring: the messages of the trees */
     int attach;             /* 1: a host's ranks read each other's memory (cross-memory attach) */
     double host_alpha;      /* one sync of a host's ranks, when they fit on its cores */
     double host_carry;      /* the same, when a oneshot's data rides in the flags' lines */

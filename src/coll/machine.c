@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../core/config.h"
+#include "../transport/shm.h"
 #include "cost.h"
 
 /*
@@ -82,6 +83,7 @@ static const struct key {
     K(ranks_per_host, "ranks_per_host", INT, "the most ranks on one host (0: ranks / hosts)"),
     K(cores, "cores", INT, "CPUs the ranks of one host may use"),
     K(slot_bytes, "slot_bytes", SIZE, "shared-memory staging slot (COLLIE_SHM_SLOT)"),
+    K(ring_bytes, "ring_bytes", SIZE, "a pair's shared-memory ring (COLLIE_P2P_BUFFER, or less)"),
     K(attach, "attach", INT, "1: a host's ranks read each other's memory (cross-memory attach)"),
     K(host_alpha, "host_latency_us", MICROS, "one sync of a host's ranks that fit on its cores"),
     K(host_carry, "host_carry_us", MICROS,
@@ -310,6 +312,8 @@ int collie__machine_check(struct collie__machine *m, char *err, size_t errlen)
         m->cores = 1;
     if (!m->slot_bytes)
         m->slot_bytes = (size_t)collie__config_int(COLLIE_CFG_SHM_SLOT);
+    if (!m->ring_bytes)
+        m->ring_bytes = collie__shm_ring_bytes(m->ranks_per_host);
     if (m->links < 1)
         m->links = 1;
     return 0;

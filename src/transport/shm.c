@@ -418,6 +418,8 @@ void collie__shm_begin(collie_comm *comm, const struct collie__op_desc *desc)
 
 size_t collie__win_bytes(const collie_comm *comm) { return comm->shm->map.slot_bytes; }
 
+size_t collie__shm_ring_bytes(int local_size) { return plan(local_size).ring_bytes; }
+
 unsigned collie__win_round(collie_comm *comm) { return comm->shm->round++ & 1u; }
 
 _Static_assert(COLLIE__WIN_CARRY == COLLIE_SHM_CARRY, "shm.h and shm_layout.h agree");

@@ -27,6 +27,13 @@ void collie__shm_begin(collie_comm *comm, const struct collie__op_desc *desc);
 /* Bytes of one staging slot. */
 size_t collie__win_bytes(const collie_comm *comm);
 
+/*
+ * Bytes of the ring each ordered pair of a host's `local_size` ranks sends
+ * its messages through, one per channel: COLLIE_P2P_BUFFER's, halved while
+ * all of a host's rings would exceed their bound (the segment is planned so).
+ */
+size_t collie__shm_ring_bytes(int local_size);
+
 /* Starts a staging round; returns the parity (0 or 1) of the slots it uses. */
 unsigned collie__win_round(collie_comm *comm);
 

@@ -146,14 +146,15 @@ static void hand_computed(void)
     /*
      * Alltoall's direct is, each core making its 2 ranks' calls and copies in
      * turn: 2 syncs (5 us each), 2 x (3 calls + 3 blocks at the attach rate),
-     * 2 blocks of the rank's own read and written, twice over.  Its inputs,
-     * 16 blocks, in half the cache: the cache's rate (4 GB/s); beyond, memory's (2).
+     * 2 blocks of the rank's own read and written, twice over.  While its
+     * inputs, 16 blocks, fit in the cache: the cache's rate (4 GB/s); beyond,
+     * memory's (2).
      */
     expect_us(&four, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1000,
               10 + 2 * (3 + 3000 / 4e3) + 2 * 2000 / 1e3, "alltoall direct oversubscribed");
     expect_us(&four, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 100000,
               10 + 2 * (3 + 300000 / 2e3) + 2 * 200000 / 1e3, "alltoall direct of memory");
-    /* 2 ranks: 2 syncs, 1 call, 1 block; its 4 inputs and outputs, twice the cache's half */
+    /* 2 ranks: 2 syncs, 1 call, 1 block; its 4 input blocks fit in the cache */
     expect_us(&attach, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1 << 17,
               2 + 1 + 131072 / 4e3 + 2 * 131072 / 1e3, "alltoall direct, 2 ranks");
     /* adaptive: publish, 8 probes and the verdict, 10 syncs, then twoshot (its near branch) */

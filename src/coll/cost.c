@@ -546,7 +546,7 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(ALLGATHER), A(DIRECT)):
         return gather_direct(m, s, L * (L + 1) * s, attach_offered(m));
     case PAIR(C(ALLTOALL), A(DIRECT)):
-        /* each byte read and written once: the cache's rate while 2 L^2 s fit in twice the cache */
+        /* each byte read and written once: the cache's rate while its inputs (L^2 s) fit in it */
         return gather_direct(m, s, L * L * s / 2, attach_offered_alltoall(m));
     case PAIR(C(REDUCE_SCATTER), A(DIRECT)): return reduce_scatter_direct(m, s);
     case PAIR(C(ALLGATHER), A(STAGED)): return allgather_staged(m, s);

@@ -162,20 +162,21 @@ static double twoshot(machine *m, double s, int rooted)
 }
 
 /*
- * Single copies (shm.h's attach) need the kernel's leave, and ranks that fit
- * on the cores: measured oversubscribed, they are what the model predicts,
- * but twoshot is 2x faster there than the model says (docs/SCALE.md), so
- * comparing the two would choose wrong.
- */
-static int attach_offered(machine *m) { return m->attach && !crowded(m) && m->ranks_per_host >= 2; }
-
-/*
- * Alltoall's single copies are offered on a crowded host too: no reduction
- * rides on the window's copies there, and measured at 4, 8 and 16 ranks on
- * 2 cores (docs/PERFORMANCE.md, *Alltoall on a crowded host*) `direct` beat
+ * Alltoall's single copies (shm.h's attach) need the kernel's leave and a
+ * peer.  They are offered on a crowded host too: no reduction rides on the
+ * window's copies there, and measured at 4, 8 and 16 ranks on 2 cores
+ * (docs/PERFORMANCE.md, *Alltoall on a crowded host*) `direct` beat
  * `staged` by up to 2x from 64-512 KiB to 2-8 MiB, as attach() costs it.
  */
 static int attach_offered_alltoall(machine *m) { return m->attach && m->ranks_per_host >= 2; }
+
+/*
+ * The others' also need ranks that fit on the cores: measured
+ * oversubscribed, they are what the model predicts, but twoshot is 2x
+ * faster there than the model says (docs/SCALE.md), so comparing the two
+ * would choose wrong.
+ */
+static int attach_offered(machine *m) { return attach_offered_alltoall(m) && !crowded(m); }
 
 /*
  * The rate of those copies: of the cache while the host's bytes that must
@@ -440,10 +441,13 @@ static int runs_ahead(machine *m, double s)
     return 2 * (s + sizeof(struct collie__wire)) <= (double)m->ring_bytes;
 }
 
+/* The larger messages of a crowded host: a switch each step. */
+static int switched(machine *m, double s) { return crowded(m) && !runs_ahead(m, s); }
+
 static double tree(machine *m, double s, double user, double user_beta)
 {
     double steps = log2_steps(m->ranks);
-    if (m->hosts == 1 && crowded(m) && !runs_ahead(m, s))
+    if (m->hosts == 1 && switched(m, s))
         return steps * m->host_alpha + move(m, user_beta, user, 2 * s);
     if (m->hosts == 1)
         return steps * (m->host_alpha / 2 + user / user_beta);
@@ -457,7 +461,7 @@ static double tree(machine *m, double s, double user, double user_beta)
  */
 static double broadcast_tree(machine *m, double s)
 {
-    if (crowded(m) && !runs_ahead(m, s))
+    if (switched(m, s))
         return tree(m, s, 2 * s, m->host_beta);
     return tree(m, s, 2 * s, resident_beta(m, s));
 }
@@ -476,7 +480,7 @@ static double broadcast_tree(machine *m, double s)
  */
 static double reduce_tree(machine *m, double s)
 {
-    if (crowded(m) && !runs_ahead(m, s))
+    if (switched(m, s))
         return tree(m, s, 3.5 * s, m->host_beta);
     if (s <= (double)m->slot_bytes)
         return tree(m, s, 3 * s, resident_beta(m, s));

@@ -19,12 +19,12 @@
  *              a while slows one transfer, and the link's idle meanwhile
  *              refills the shaper's bucket for the next (which then runs
  *              faster than the link): the median of five survives two such
- *              events.  Measured on a 1 Gbit/s link, every rank stopped
- *              5 ms in 35, ten probes a series: one timed transfer read
- *              0.011-0.054 GB/s in 3 of 4 series; the fastest of three
- *              0.14-0.22 in 3 of 15; the median of three, 0.04-0.08 in 3 of
- *              20 (two stops in one size's transfers: 0.18, 3.4, 13.4 ms
- *              for 2.2); the median of five, stopped 5 ms in 65, none in 20.
+ *              events.  On a 1 Gbit/s link whose ranks were stopped 5 ms in
+ *              every 35, one timed transfer read 0.011-0.054 GB/s in 3 of 4
+ *              series of ten probes, the fastest of three 0.14-0.22 in 3 of
+ *              15, the median of three 0.04-0.08 in 3 of 20 (one size's
+ *              transfers took 0.18, 3.4 and 13.4 ms for 2.2); the median of
+ *              five, stopped 5 ms in 65, erred in none of 10 series of 20.
  * About 25 ms on a 1 Gbit/s link, bounded by the sizes on a fast one.  The
  * result travels to every rank over the bootstrap, so all choose alike.
  * COLLIE_NET_LATENCY_US, COLLIE_NET_BANDWIDTH (each) and COLLIE_MACHINE win

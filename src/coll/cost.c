@@ -421,10 +421,10 @@ static double reduce_ring(machine *m, double s)
  * a link.  On one host a rank that sent moves on, so in a loop of calls the
  * ranks run calls ahead, as long as a sender finds room in its ring for the
  * next call's message: while two messages and their headers fit in a ring
- * (runs_ahead()), a call costs the root's steps, each half a sync (a
- * message is one line's trip, a sync a round trip) and `user` bytes at
- * `user_beta`, the others' copies overlapping it.  Measured at 2 ranks, 64
- * B: a broadcast took 0.18-0.19 us where the window took 0.39-0.43, 16 KiB
+ * (runs_ahead()), a call costs the root's steps, each a step's latency
+ * (ahead_step()) and `user` bytes at `user_beta`, the others' copies
+ * overlapping it.  Measured at 2 ranks, 64 B: a broadcast took
+ * 0.18-0.19 us where the window took 0.39-0.43, 16 KiB
  * 1.1-1.3 against 2.0-2.2; at 4 and 8 ranks on 2 cores, 8-64 KiB:
  * 0.85-5.7 and 0.96-7.6 us, where the window took 4.2-13.4 and 8.7-24.4
  * (docs/PERFORMANCE.md, *Trees that run ahead on a crowded host*).
@@ -444,13 +444,27 @@ static int runs_ahead(machine *m, double s)
 /* The larger messages of a crowded host: a switch each step. */
 static int switched(machine *m, double s) { return crowded(m) && !runs_ahead(m, s); }
 
+/*
+ * A step's latency where the ranks run ahead.  With a core a rank, half a
+ * sync: the message is one line's trip to the other core.  On a crowded
+ * host the receiver finds a run of its sender's messages when it gets the
+ * core, in the cache they share: a line from a peer (host_peer) a step.
+ * Measured on 2 cores, 4-64 B broadcasts and reduces, the bench's median
+ * call: 0.11-0.12 us at 4 ranks, 0.14-0.16 at 8, 0.17-0.22 at 16, where
+ * half of a tuned 0.48 us sync a step said 0.48, 0.72 and 0.96 (host_peer's
+ * 0.07 says 0.14, 0.21, 0.28).  A loop's mean is longer, each core making
+ * every message of its ranks in turn: 0.20, 0.44-0.45, 0.94-0.99 us, about
+ * (n-1) x 0.063 (docs/PERFORMANCE.md, *Trees that run ahead*).
+ */
+static double ahead_step(machine *m) { return crowded(m) ? m->host_peer : m->host_alpha / 2; }
+
 static double tree(machine *m, double s, double user, double user_beta)
 {
     double steps = log2_steps(m->ranks);
     if (m->hosts == 1 && switched(m, s))
         return steps * m->host_alpha + move(m, user_beta, user, 2 * s);
     if (m->hosts == 1)
-        return steps * (m->host_alpha / 2 + user / user_beta);
+        return steps * (ahead_step(m) + user / user_beta);
     return steps * step_alpha(m) + log2_steps(m->hosts) * s / link_rate(m);
 }
 

@@ -16,7 +16,8 @@
  * reducing while the others wait) runs up to host_alone_gain times faster.
  * A sync of the host's ranks costs host_alpha for two of them, a cache
  * line's trip (host_peer) for every further rank the cores hold, and a
- * context switch (host_switch) for every rank beyond the cores.  Between
+ * context switch (host_switch) for every rank beyond the cores; a crowded
+ * host's tree step that runs ahead, the same line's trip.  Between
  * hosts the resource is a host's link (links x link_beta each way); a flat
  * algorithm waits for its slowest edge, so all its steps are costed at
  * link_alpha.  Hosts that share one machine's cores (shared_cores) also
@@ -43,7 +44,8 @@ struct collie__machine {
     double host_alpha;      /* one sync of a host's ranks, when they fit on its cores */
     double host_carry;      /* the same, when a oneshot's data rides in the flags' lines */
     double host_switch;     /* added to a sync per rank beyond the cores */
-    double host_peer;       /* added to a sync per rank beyond two that fit on the cores */
+    double host_peer;       /* added to a sync per rank beyond two that fit on the cores;
+                               a step of a crowded host's tree that runs ahead */
     double host_beta;       /* bytes one core reads or writes per second, of memory */
     double host_cache_beta; /* the same, of the staging slots (in cache) */
     double host_resident_beta;   /* the same, of the user's buffers while the host's fit in half

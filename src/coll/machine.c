@@ -90,7 +90,7 @@ static const struct key {
       "the same, whose call rides in the sync's lines (a oneshot of up to 24 bytes)"),
     K(host_switch, "host_switch_us", MICROS, "added to a sync per rank beyond the cores"),
     K(host_peer, "host_peer_us", MICROS,
-      "added to a sync per rank beyond two that fit on the cores"),
+      "added to a sync per rank beyond two that fit on the cores; a crowded host's tree step"),
     K(host_beta, "host_bandwidth_gbs", RATE, "GB/s one core reads or writes of memory"),
     K(host_cache_beta, "host_cache_gbs", RATE, "GB/s one core reads or writes of the slots"),
     K(host_resident_beta, "host_resident_gbs", RATE,

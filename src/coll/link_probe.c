@@ -25,8 +25,9 @@
  *              15, the median of three 0.04-0.08 in 3 of 20 (one size's
  *              transfers took 0.18, 3.4 and 13.4 ms for 2.2); the median of
  *              five, stopped 5 ms in 65, erred in none of 10 series of 20.
- * About 25 ms on a 1 Gbit/s link, bounded by the sizes on a fast one.  The
- * result travels to every rank over the bootstrap, so all choose alike.
+ * About 21 ms on a 1 Gbit/s link, 80 on 100 Mbit/s, bounded by the sizes on
+ * a fast one.  The result travels to every rank over the bootstrap, so all
+ * choose alike.
  * COLLIE_NET_LATENCY_US, COLLIE_NET_BANDWIDTH (each) and COLLIE_MACHINE win
  * over it; COLLIE_NET_PROBE=0 leaves the defaults.  Rank 0's settings
  * decide for all.

@@ -23,16 +23,22 @@ expect_output "^ +67108864 +[0-9]+ +float32 .* ring$"
 # The library's choice: what it logs at INFO for a job, the simulator names for the same machine.
 cores=$(nproc)
 check_choices() { # check_choices SIM_ARGS...: the INFO lines in $out against collie sim
-    local lines=$(printf '%s\n' "$out" | grep -Eo 'allreduce of [0-9]+ bytes on [0-9]+ ranks: [a-z]+ \(cost model\)' | sort -u)
+    local lines=$(printf '%s\n' "$out" | grep -Eo '(allreduce|broadcast|reduce) of [0-9]+ bytes on [0-9]+ ranks: [a-z]+ \(cost model\)' | sort -u)
     [ -n "$lines" ] || fail "no INFO line names a choice:
 $out"
-    while read -r _ _ bytes _ _ _ _ algo _; do
-        local sim=$("$collie" sim allreduce "$@" -b "$bytes" -e "$bytes" | awk '!/^#/ { print $NF }')
-        [ "$sim" = "$algo" ] || fail "$bytes bytes ($*): the library ran $algo, collie sim says $sim"
+    while read -r coll _ bytes _ _ _ _ algo _; do
+        local sim=$("$collie" sim "$coll" "$@" -b "$bytes" -e "$bytes" | awk '!/^#/ { print $NF }')
+        [ "$sim" = "$algo" ] || fail "$coll of $bytes bytes ($*): the library ran $algo, collie sim says $sim"
     done <<<"$lines"
 }
 expect_status 0 env COLLIE_DEBUG=INFO "$collie" bench -n 4 -b 4 -e 16M -f 4 --iters 1 --warmup 0 --min-time 0
 check_choices -n 4 --cores "$cores"
+# the rooted calls' trees fit their messages in a pair's ring (cost.c), sized for the fullest host
+expect_status 0 env COLLIE_DEBUG=INFO "$collie" bench all -n 4 -b 4 -e 1M -f 4 --iters 1 --warmup 0 --min-time 0
+check_choices -n 4 --cores "$cores"
+expect_status 0 env COLLIE_NET_PROBE=0 "$collie" run -n 3 --bind none sh -c "COLLIE_HOST=h\$((COLLIE_RANK / 2)) COLLIE_DEBUG=INFO exec \
+    $collie bench all -b 4 -e 1M -f 4 --iters 1 --warmup 0 --min-time 0"
+check_choices -n 3 --hosts 2 --cores "$cores" --set shared_cores="$cores"
 # (the links' rates measured at init are test_link_probe's business: here both use the defaults)
 expect_status 0 env COLLIE_NET_PROBE=0 "$collie" run -n 4 --bind none sh -c "COLLIE_HOST=h\$((COLLIE_RANK / 2)) COLLIE_DEBUG=INFO exec \
     $collie bench allreduce -b 4 -e 16M -f 16 --iters 1 --warmup 0 --min-time 0"

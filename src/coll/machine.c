@@ -275,6 +275,10 @@ void collie__machine_write(const struct collie__machine *m, FILE *out)
 {
     fprintf(out,
             "# collie machine description: `collie sim --machine FILE`, COLLIE_MACHINE=FILE\n");
+    int width = 0; /* the longest name's: the values and meanings line up */
+    for (size_t i = 0; i < N_KEYS; i++)
+        if ((int)strlen(keys[i].name) > width)
+            width = (int)strlen(keys[i].name);
     for (size_t i = 0; i < N_KEYS; i++) {
         const void *field = (const char *)m + keys[i].offset;
         char value[64];
@@ -285,7 +289,7 @@ void collie__machine_write(const struct collie__machine *m, FILE *out)
         case MICROS: snprintf(value, sizeof value, "%.15g", *(const double *)field * 1e6); break;
         case GAIN: snprintf(value, sizeof value, "%.15g", *(const double *)field); break;
         }
-        fprintf(out, "%-18s = %-22s # %s\n", keys[i].name, value, keys[i].meaning);
+        fprintf(out, "%-*s = %-12s # %s\n", width, keys[i].name, value, keys[i].meaning);
     }
 }
 

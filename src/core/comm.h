@@ -77,6 +77,8 @@ struct collie_comm {
         int cores;          /* the fewest CPUs any host's ranks may use: alike on all ranks */
         int shared_cores;   /* the CPUs every host's ranks share where all run on one kernel
                                (emulated hosts, containers of one server); else 0 */
+        size_t ring_bytes;  /* a pair's shared-memory ring on the fullest host (max_local):
+                               the cost model's trees, alike on all ranks (shm.c's open) */
         uint64_t link_key;  /* hosts 0 and 1 (a hash of their ids; 0 on one host): the link
                                the cost model measures (link_probe.c) */
     } hosts;

@@ -273,6 +273,7 @@ static collie_status shm_transport_open(collie_comm *comm)
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the shared-memory state");
     }
     s->map = plan(comm->local_size);
+    comm->hosts.ring_bytes = plan(comm->hosts.max_local).ring_bytes; /* off the call's path */
     void *base = NULL;
     int fd = -1;
     if (comm->local_rank == 0)

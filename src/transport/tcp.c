@@ -347,19 +347,13 @@ static void tcp_abort(collie_comm *comm, collie_status status, const char *msg)
     collie__net_shutdown(comm); /* ranks on other hosts see the connections end at once */
 }
 
-static collie_status tcp_check(collie_comm *comm)
-{
-    (void)comm; /* a peer's failure shows as an ended connection, in progress() */
-    return COLLIE_OK;
-}
-
 const struct collie__transport collie__tcp_transport = {
     .name = "tcp",
     .open = collie__net_open,
     .close = collie__net_close,
     .reaches = tcp_reaches,
     .abort = tcp_abort,
-    .check = tcp_check,
+    .check = NULL, /* a peer's failure shows as an ended connection, in progress() */
     .stripes = tcp_stripes,
     .progress = tcp_progress,
     .pollfd = tcp_pollfd,

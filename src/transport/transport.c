@@ -25,6 +25,8 @@ static void abort_all(collie_comm *comm, collie_status status, const char *msg)
 collie_status collie__transports_check(collie_comm *comm)
 {
     for (int i = 0; collie__transports[i]; i++) {
+        if (!collie__transports[i]->check)
+            continue;
         collie_status st = collie__transports[i]->check(comm);
         if (st != COLLIE_OK)
             return st;

@@ -31,7 +31,8 @@ struct collie__transport {
     int (*reaches)(const collie_comm *comm, int peer);
     /* Tells the peers it reaches that comm failed, so that none waits in vain. */
     void (*abort)(collie_comm *comm, collie_status status, const char *msg);
-    /* A failure a peer recorded for this rank to see (e.g. the host's abort record), or OK. */
+    /* A failure a peer recorded for this rank to see (e.g. the host's abort record), or OK;
+       NULL where peers record none. */
     collie_status (*check)(collie_comm *comm);
     /* How many stripes a message of len bytes to or from peer takes (at most COLLIE_MAX_STREAMS). */
     int (*stripes)(const collie_comm *comm, int peer, size_t len);

@@ -116,6 +116,13 @@ static void hand_computed(void)
     /* beyond a slot, a reduce's root takes the whole message in before it combines: 7 s of memory */
     expect_us(&two, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 1 << 20, 0.5 + 7 * 1048576 / 1e3,
               "reduce tree beyond a slot");
+    /* ... on a crowded host too, the cores shared (a step's sync, 2 s of the rings) */
+    expect_us(&four, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 1 << 20,
+              2 + 2 * (7 * 1048576 / 1e3 + 2 * 1048576 / 2e3),
+              "reduce tree oversubscribed, beyond a slot");
+    expect_us(&four, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 256 << 10,
+              2 + 2 * (3.5 * 262144 / 1e3 + 2 * 262144 / 2e3),
+              "reduce tree oversubscribed, a slot");
     struct collie__machine pair = two;
     pair.host_peer = 0.5e-6; /* two ranks: none */
     expect_us(&pair, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1, "barrier of 2 with a peer term");
@@ -367,6 +374,15 @@ static void choice(void)
                   "16 ranks on 2 cores, 32 KiB broadcast");
     expect_choice(&sixteen2, COLLIE_COLL_BROADCAST, 64 << 10, COLLIE__ALGO_STAGED,
                   "16 ranks on 2 cores, 64 KiB broadcast");
+    /* a reduce tree beyond a slot: measured 1.3-3x twoshot's time there (a tuned 36.8 GB/s
+     * memory and 1.03 us switch, at 3.5 s of memory, chose the tree from 4 MiB at 4 ranks) */
+    struct collie__machine tuned4 = four2;
+    tuned4.host_beta = 36.758e9;
+    tuned4.host_alpha = 0.47e-6;
+    tuned4.host_switch = 1.03e-6;
+    for (size_t bytes = 1u << 20; bytes <= (64u << 20); bytes *= 4)
+        expect_choice(&tuned4, COLLIE_COLL_REDUCE, bytes, COLLIE__ALGO_TWOSHOT,
+                      "4 ranks on 2 cores, tuned, a reduce beyond a slot");
     for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++)
         for (size_t bytes = 4; ms[k].hosts > 1 && bytes <= (64u << 20); bytes *= 4)
             CHECK(collie__select_on(&ms[k], COLLIE_COLL_REDUCE, bytes)->id != COLLIE__ALGO_TREE,

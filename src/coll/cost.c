@@ -490,15 +490,20 @@ static double broadcast_tree(machine *m, double s)
  * message into a buffer of memory before it combines: 7 s of memory
  * (measured at 2 ranks: 168 us at 1 MiB, 5.96 ms at 16 MiB, 31.6 ms at 64
  * MiB, where 3 s at a reduction's rate said 112 us, 2.1 ms and 8.6 ms with
- * a tuned description, and chose it over `direct`'s 3.9 and 22.7 ms).
+ * a tuned description, and chose it over `direct`'s 3.9 and 22.7 ms).  So
+ * on a crowded host too (measured at 4 and 8 ranks on 2 cores: 0.54-0.77
+ * and 1.45 ms at 1 MiB, 70 and 165 ms at 64 MiB, where 3.5 s said 0.58
+ * and 1.15, 36.9 and 73.7 ms with the default rates, near `twoshot`, and
+ * a tuned description chose the tree over `twoshot`'s 1.8 and 4.1 ms at 4
+ * MiB; docs/PERFORMANCE.md, *Crowded reduce trees beyond a slot*).
  */
 static double reduce_tree(machine *m, double s)
 {
+    if (s > (double)m->slot_bytes)
+        return tree(m, s, 7 * s, m->host_beta);
     if (switched(m, s))
         return tree(m, s, 3.5 * s, m->host_beta);
-    if (s <= (double)m->slot_bytes)
-        return tree(m, s, 3 * s, resident_beta(m, s));
-    return tree(m, s, 7 * s, m->host_beta);
+    return tree(m, s, 3 * s, resident_beta(m, s));
 }
 
 /* Allgather and reduce_scatter rings: n-1 steps; a host boundary carries n-1 blocks. */

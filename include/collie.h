@@ -10,7 +10,8 @@
  *
  * Semantics follow NCCL and MPI: sendbuf == recvbuf means in place; count == 0
  * is a valid no-op (its arguments and this rank's failure are checked, no peer
- * is: another rank's abort reaches the next call that moves data); COLLIE_AVG is the sum divided by the number of ranks
+ * is: another rank's abort reaches the next call that moves data); COLLIE_AVG
+ * is the sum divided by the number of ranks
  * (integer division, truncating, for integer types); float16 and bfloat16 are
  * reduced in float32 and rounded once to nearest even; every rank receives
  * bit-identical results.

@@ -8,10 +8,12 @@ MEASURED.csv is `collie bench --csv` of the library's own choices, PREDICTED.csv
 `collie sim --csv` for the same machine and sizes, each FORCED.csv a bench run
 with one algorithm forced (--algo).  Prints one line per row: the measured
 median per operation, the prediction, the error, and for the collectives that
-have a choice, whether the algorithm the model picks is the fastest measured.
-Appends machine-readable rows to $SIM_VALIDATION if set; --summary reads them
-back: per configuration, the rows within the goals (15% at >= 64 KiB, 30%
-below) and how often the model's choice was the fastest measured.
+have a choice, whether the algorithm the model picks is the fastest measured,
+and whether it measured within 10% of the fastest (a tie that the machine's
+noise decides; "-" where the model's pick was not measured).  Appends
+machine-readable rows to $SIM_VALIDATION if set; --summary reads them back:
+per configuration, the rows within the goals (15% at >= 64 KiB, 30% below)
+and how often the model's choice was the fastest measured, or within 10%.
 """
 import csv
 import os
@@ -29,21 +31,25 @@ def rows(path, key_cols):
 
 def summary(path):
     rows = list(csv.DictReader(open(path)))
-    print("# %-18s %5s  %-28s %-28s %s" % ("config", "rows", "|error| <= 15% at >= 64 KiB",
-                                           "|error| <= 30% below", "same choice"))
+    print("# %-18s %5s  %-28s %-28s %-12s %s" % ("config", "rows", "|error| <= 15% at >= 64 KiB",
+                                                 "|error| <= 30% below", "same choice",
+                                                 "within 10%"))
     for cfg in sorted({r["config"] for r in rows}) + ["all"]:
         sel = [r for r in rows if cfg == "all" or r["config"] == cfg]
         big = [abs(float(r["error"])) for r in sel if int(r["size"]) >= 65536]
         small = [abs(float(r["error"])) for r in sel if int(r["size"]) < 65536]
         same = [r["same"] for r in sel if r["same"] != "-"]
+        near = [r.get("near", "-") for r in sel if r.get("near", "-") != "-"]
 
         def within(v, lim):
             if not v:
                 return "-"
             return "%d/%d (median %.0f%%)" % (sum(x <= lim for x in v), len(v),
                                               100 * statistics.median(v))
-        print("  %-18s %5d  %-28s %-28s %s" % (cfg, len(sel), within(big, 0.15),
-              within(small, 0.30), "%d/%d" % (same.count("yes"), len(same)) if same else "-"))
+        print("  %-18s %5d  %-28s %-28s %-12s %s" % (
+            cfg, len(sel), within(big, 0.15), within(small, 0.30),
+            "%d/%d" % (same.count("yes"), len(same)) if same else "-",
+            "%d/%d" % (near.count("yes"), len(near)) if near else "-"))
 
 
 def main():
@@ -53,31 +59,37 @@ def main():
     bench = rows(measured, ("collective", "bytes"))
     sim = rows(predicted, ("coll", "size"))
     # the fastest measured algorithm per row, over the forced runs and the library's own
-    fastest = {}
+    fastest, times = {}, {}
     for path in [measured] + forced:
         for key, r in rows(path, ("collective", "bytes")).items():
             t = float(r["median_us"])
             if key not in fastest or t < fastest[key][0]:
                 fastest[key] = (t, r["algo"])
+            algo_t = times.setdefault(key, {})
+            algo_t[r["algo"]] = min(t, algo_t.get(r["algo"], t))
     choices = {k for path in forced for k in rows(path, ("collective", "bytes"))}
     out = open(os.environ["SIM_VALIDATION"], "a") if os.environ.get("SIM_VALIDATION") else None
     print("# %s: measured = collie bench median per operation (us); predicted = collie sim" % label)
-    print("# %-15s %10s %12s %12s %8s  %-13s %-13s %s" % (
-        "coll", "size(B)", "measured", "predicted", "error", "sim_algo", "fastest", "same"))
+    print("# %-15s %10s %12s %12s %8s  %-13s %-13s %-4s %s" % (
+        "coll", "size(B)", "measured", "predicted", "error", "sim_algo", "fastest", "same",
+        "within 10%"))
     for (coll, size), b in sorted(bench.items(), key=lambda kv: (kv[0][0], int(kv[0][1]))):
         p = sim.get((coll, size))
         if p is None:
             continue
         m, t = float(b["median_us"]), float(p["time_us"])
         err = (t - m) / m
-        same = "-"
+        same = near = "-"
         if (coll, size) in choices:
             same = "yes" if fastest[(coll, size)][1] == p["algo"] else "no"
-        print("  %-15s %10s %12.2f %12.2f %+7.0f%%  %-13s %-13s %s" % (
-            coll, size, m, t, 100 * err, p["algo"], fastest[(coll, size)][1], same))
+            t_sim = times[(coll, size)].get(p["algo"])
+            if t_sim is not None:
+                near = "yes" if t_sim <= 1.10 * fastest[(coll, size)][0] else "no"
+        print("  %-15s %10s %12.2f %12.2f %+7.0f%%  %-13s %-13s %-4s %s" % (
+            coll, size, m, t, 100 * err, p["algo"], fastest[(coll, size)][1], same, near))
         if out:
-            out.write("%s,%s,%s,%.4f,%.4f,%.4f,%s,%s,%s\n" % (
-                label, coll, size, m, t, err, p["algo"], fastest[(coll, size)][1], same))
+            out.write("%s,%s,%s,%.4f,%.4f,%.4f,%s,%s,%s,%s\n" % (
+                label, coll, size, m, t, err, p["algo"], fastest[(coll, size)][1], same, near))
 
 
 if __name__ == "__main__":

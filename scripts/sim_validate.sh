@@ -22,7 +22,7 @@ out=$1
 shift
 mkdir -p "$out"
 export SIM_VALIDATION=$out/validation.csv
-echo "config,coll,size,measured_us,predicted_us,error,sim_algo,fastest,same" >"$SIM_VALIDATION"
+echo "config,coll,size,measured_us,predicted_us,error,sim_algo,fastest,same,near" >"$SIM_VALIDATION"
 sizes=(-b 4 -e 64M -f 16)
 colls=all
 
@@ -33,6 +33,7 @@ compare() {
     "$@" $colls "${sizes[@]}" --csv "$dir/bench.csv" >"$dir/bench.txt" || return 1
     local forced=()
     for pair in "${algos[@]}"; do
+        [ -n "$pair" ] || continue
         "$@" "${pair%%:*}" "${sizes[@]}" --algo "$pair" --csv "$dir/$pair.csv" \
             >"$dir/$pair.txt" || return 1
         forced+=("$dir/$pair.csv")
@@ -75,7 +76,15 @@ for c in "$@"; do
     if [ "$kind" = local ]; then
         dir=$out/local$a
         mkdir -p "$dir"
-        algos=(allreduce:oneshot allreduce:twoshot reduce:oneshot reduce:twoshot)
+        # every algorithm the model weighs on one host (adaptive picks one of two in the call)
+        algos=(allreduce:oneshot allreduce:twoshot allreduce:direct
+               broadcast:staged broadcast:direct broadcast:tree
+               reduce:oneshot reduce:twoshot reduce:direct reduce:tree
+               allgather:staged allgather:direct reduce_scatter:staged reduce_scatter:direct
+               alltoall:staged alltoall:direct alltoall:pairwise)
+        # (direct needs cross-memory attach: forced where the kernel refuses it, init fails)
+        "$collie" info | grep -q "cross-memory attach between this host's ranks: on" ||
+            algos=("${algos[@]/*:direct/}")
         hosts_args=
         compare "local$a" "$dir" "$a" "$out/local.machine" \
             "$collie" bench -n "$a" --iters 20 --warmup 3 --min-time 0.05

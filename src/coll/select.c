@@ -43,9 +43,7 @@ void collie__select_place(const collie_comm *comm, struct collie__machine *m)
     m->cores = comm->hosts.cores > 0 ? comm->hosts.cores : 1;
     m->slot_bytes =
         comm->shm ? collie__win_bytes(comm) : (size_t)collie__config_int(COLLIE_CFG_SHM_SLOT);
-    /* found when the transports open (shm.c); computed here only before that */
-    m->ring_bytes =
-        comm->hosts.ring_bytes ? comm->hosts.ring_bytes : collie__shm_ring_bytes(m->ranks_per_host);
+    m->ring_bytes = comm->hosts.ring_bytes; /* found when the transports open (shm.c) */
     m->attach = collie__attach_ok(comm);
     m->shared_cores = comm->hosts.shared_cores; /* hosts of one kernel, found at init (shm.c) */
 }

@@ -2,10 +2,12 @@
  * test_reduce.c - the reduction kernels and float16/bfloat16 conversions,
  * against independent references: the compiler's _Float16 conversions
  * (correctly rounded), a bfloat16 rounding done in double, and plain
- * element-by-element loops for every dtype x op x number of sources.
+ * element-by-element loops for every dtype x op x number of sources; and
+ * the library's copies (copy.h), byte for byte.
  */
 #include <math.h>
 
+#include "reduce/copy.h"
 #include "reduce/half.h"
 #include "reduce/reduce.h"
 #include "test_util.h"
@@ -284,8 +286,44 @@ static void test_convert(void)
           "count 0 is a no-op");
 }
 
+/*
+ * Both copy loops, at every alignment of source and destination to 64
+ * bytes, at sizes around the loop's threshold and its steps: every byte
+ * copied, none written outside the destination.
+ */
+static void test_copies(void)
+{
+    enum { GUARD = 256, MOST = (1 << 20) + 13 };
+    static const size_t sizes[] = {0,    1,    31,   127,  2047, 2048, 2049,      2080,
+                                   2175, 2176, 2177, 4095, 4096, 5000, 65536 + 7, MOST};
+    unsigned char *src = malloc(MOST + 64), *dst = malloc(MOST + 64 + 2 * GUARD);
+    CHECK(src && dst, "no memory");
+    for (size_t i = 0; i < MOST + 64; i++)
+        src[i] = (unsigned char)next();
+    void (*copies[])(void *, const void *, size_t) = {collie__copy, collie__copy_without_avx2};
+    for (int c = 0; c < 2; c++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+            for (size_t so = 0; so<64; so += sizes[k]> 65536 ? 21 : 1)
+                for (size_t d = 0; d<64; d += sizes[k]> 65536 ? 13 : 3) {
+                    size_t n = sizes[k];
+                    memset(dst, 0xa5, MOST + 64 + 2 * GUARD);
+                    unsigned char *to = dst + GUARD + d;
+                    copies[c](to, src + so, n);
+                    CHECK(memcmp(to, src + so, n) == 0, "copy %d of %zu bytes (+%zu, +%zu) differs",
+                          c, n, so, d);
+                    for (size_t i = 0; i < GUARD + d; i++)
+                        CHECK(dst[i] == 0xa5, "copy %d of %zu bytes wrote %zu before", c, n,
+                              GUARD + d - i);
+                    for (size_t i = 0; i < GUARD; i++)
+                        CHECK(to[n + i] == 0xa5, "copy %d of %zu bytes wrote %zu past", c, n, i);
+                }
+    free(src);
+    free(dst);
+}
+
 int main(void)
 {
+    test_copies();
     test_half();
     test_bf16();
     test_kernels();

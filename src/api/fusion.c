@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../reduce/copy.h"
 #include "async.h"
 
 struct pack {
@@ -23,7 +24,7 @@ static collie_status exec_fused(collie_comm *comm, struct collie_request *carrie
     for (int i = 0; i < p->n; i++) {
         const struct collie__op *m = &p->member[i]->op;
         size_t bytes = m->count * m->elem_size;
-        memcpy(p->buf + off, m->sendbuf, bytes);
+        collie__copy(p->buf + off, m->sendbuf, bytes);
         off += bytes;
     }
     collie_status st = collie__op_execute(comm, &carrier->op);
@@ -33,7 +34,7 @@ static collie_status exec_fused(collie_comm *comm, struct collie_request *carrie
     for (int i = 0; i < p->n; i++) {
         struct collie__op *m = &p->member[i]->op;
         size_t bytes = m->count * m->elem_size;
-        memcpy(m->recvbuf, p->buf + off, bytes);
+        collie__copy(m->recvbuf, p->buf + off, bytes);
         off += bytes;
         m->desc.seq = carrier->op.desc.seq; /* the timeline shows which allreduce carried it */
     }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../core/comm.h"
+#include "../reduce/copy.h"
 #include "../reduce/reduce.h"
 #include "../reduce/stream.h"
 
@@ -44,7 +45,7 @@ static inline void collie__copy_out(const struct collie__op *op, void *dst, cons
     if (op->stream_out)
         collie__copy_stream(dst, src, n);
     else
-        memcpy(dst, src, n);
+        collie__copy(dst, src, n);
 }
 
 /* Slice i of m elements split n ways starts here. */

@@ -17,7 +17,7 @@ collie_status collie__allgather_staged(collie_comm *comm, const struct collie__o
     for (size_t off = 0; off < count; off += chunk) {
         size_t m = count - off < chunk ? count - off : chunk;
         unsigned parity = collie__win_round(comm);
-        memcpy(collie__win_slot(comm, me, parity), send + off * es, m * es);
+        collie__copy(collie__win_slot(comm, me, parity), send + off * es, m * es);
         collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)

@@ -45,6 +45,6 @@ collie_status collie__alltoall_direct(collie_comm *comm, const struct collie__op
     /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
     collie_status last = collie__win_sync(comm);
     if (st == COLLIE_OK && last == COLLIE_OK && out != op->recvbuf)
-        memcpy(op->recvbuf, out, all);
+        collie__copy(op->recvbuf, out, all);
     return st != COLLIE_OK ? st : last;
 }

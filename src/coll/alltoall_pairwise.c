@@ -16,10 +16,10 @@ collie_status collie__alltoall_pairwise(collie_comm *comm, const struct collie__
         unsigned char *copy = collie__scratch(comm, COLLIE_SCRATCH_WORK, block * (size_t)n);
         if (!copy)
             return comm->failed;
-        memcpy(copy, send, block * (size_t)n);
+        collie__copy(copy, send, block * (size_t)n);
         send = copy;
     }
-    memcpy(recv + (size_t)me * block, send + (size_t)me * block, block);
+    collie__copy(recv + (size_t)me * block, send + (size_t)me * block, block);
     for (int k = 1; k < n; k++) {
         int to = (me + k) % n, from = (me - k + n) % n;
         collie_status st = collie__xfer_sendrecv(comm, to, send + (size_t)to * block, block, from,

@@ -18,7 +18,7 @@ collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__o
         size_t m = op->count - off < chunk ? op->count - off : chunk;
         unsigned parity = collie__win_round(comm);
         if (is_root) {
-            memcpy(collie__win_slot(comm, root, parity), buf + off * es, m * es);
+            collie__copy(collie__win_slot(comm, root, parity), buf + off * es, m * es);
             collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
         }
         collie_status st = collie__win_sync(comm);

@@ -46,7 +46,7 @@ collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie
         size_t m = op->count - off < chunk ? op->count - off : chunk;
         unsigned parity = collie__win_round(comm);
         unsigned char *mine = collie__win_slot(comm, me, parity);
-        memcpy(mine, send + off * es, m * es);
+        collie__copy(mine, send + off * es, m * es);
         collie_status st = collie__win_sync(comm);
         for (int s = me; s < slices && st == COLLIE_OK; s += n) {
             size_t lo = collie__seg(m, s, slices), hi = collie__seg(m, s + 1, slices);

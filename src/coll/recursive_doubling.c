@@ -22,7 +22,7 @@ collie_status collie__rd_allreduce(collie_comm *comm, const struct collie__group
     size_t bytes = count * collie__dtype_size(dtype);
     if (n == 1) {
         if (in != data)
-            memcpy(data, in, bytes);
+            collie__copy(data, in, bytes);
         return collie__average(data, count, dtype, op, divisor);
     }
     const unsigned char *src = in; /* buf once this member has combined into it */

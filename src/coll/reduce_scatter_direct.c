@@ -37,6 +37,6 @@ collie_status collie__reduce_scatter_direct(collie_comm *comm, const struct coll
     /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
     collie_status last = collie__win_sync(comm);
     if (st == COLLIE_OK && last == COLLIE_OK && out != op->recvbuf)
-        memcpy(op->recvbuf, out, count * es);
+        collie__copy(op->recvbuf, out, count * es);
     return st != COLLIE_OK ? st : last;
 }

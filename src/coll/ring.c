@@ -129,7 +129,7 @@ collie_status collie__reduce_scatter_ring(collie_comm *comm, const struct collie
     collie_status st =
         reduce_scatter(comm, &g, op->sendbuf, work, &b, op->dtype, op->op, comm->size);
     if (st == COLLIE_OK)
-        memcpy(op->recvbuf, work + (size_t)comm->rank * block, block);
+        collie__copy(op->recvbuf, work + (size_t)comm->rank * block, block);
     return st;
 }
 
@@ -139,7 +139,7 @@ collie_status collie__allgather_ring(collie_comm *comm, const struct collie__op 
     const size_t block = op->count * op->elem_size;
     unsigned char *mine = (unsigned char *)op->recvbuf + (size_t)comm->rank * block;
     if (op->sendbuf != mine)
-        memcpy(mine, op->sendbuf, block);
+        collie__copy(mine, op->sendbuf, block);
     const struct blocks b = {op->count, 1, op->elem_size};
     return allgather(comm, &g, op->recvbuf, &b);
 }

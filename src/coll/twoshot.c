@@ -27,7 +27,7 @@ collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, in
         size_t m = op->count - off < chunk ? op->count - off : chunk;
         unsigned parity = collie__win_round(comm);
         unsigned char *mine = collie__win_slot(comm, me, parity);
-        memcpy(mine, send + off * es, m * es);
+        collie__copy(mine, send + off * es, m * es);
         collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)

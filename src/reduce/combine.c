@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../core/op.h"
+#include "copy.h"
 #include "half.h"
 
 #define BLOCK 512 /* elements: the accumulator and one widened source, 4 KiB in all */
@@ -58,7 +59,7 @@ static void store_f32(void *out, collie_dtype dtype, const float *acc, size_t m)
     else if (dtype == COLLIE_BFLOAT16)
         collie__bf16_narrow(out, acc, m);
     else
-        memcpy(out, acc, m * sizeof *acc);
+        collie__copy(out, acc, m * sizeof *acc);
 }
 
 static void combine_f64(double *dst, const double *x, double self_w, const void *const *ys,
@@ -70,7 +71,7 @@ static void combine_f64(double *dst, const double *x, double self_w, const void 
         axpy_f64(acc, x + lo, self_w, m, 1);
         for (int d = 0; d < n; d++)
             axpy_f64(acc, (const double *)ys[d] + lo, w[d], m, 0);
-        memcpy(dst + lo, acc, m * sizeof *acc);
+        collie__copy(dst + lo, acc, m * sizeof *acc);
     }
 }
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "copy.h"
 #include "half.h"
 #include "stream.h"
 
@@ -26,13 +27,17 @@
 #define KERNEL
 #endif
 
-/* The one store of each output block: through the cache, or around it (stream.h). */
+/*
+ * The one store of each output block: through the cache, or around it
+ * (stream.h).  Not memcpy, whose `rep movsb` reads a block just written at a
+ * tenth of a loop's rate on some CPUs (copy.h).
+ */
 static void store(void *dst, const void *block, size_t bytes, int stream)
 {
     if (stream)
         collie__copy_stream(dst, block, bytes);
     else
-        memcpy(dst, block, bytes);
+        collie__copy(dst, block, bytes);
 }
 
 #define DEFINE_COMBINE(NAME, T, W)                                                                 \
@@ -72,7 +77,7 @@ static void store(void *dst, const void *block, size_t bytes, int stream)
         T acc[BLOCK];                                                                              \
         for (size_t base = 0; base < count; base += BLOCK) {                                       \
             size_t m = count - base < BLOCK ? count - base : BLOCK;                                \
-            memcpy(acc, (const T *)srcs[0] + base, m * sizeof(T));                                 \
+            collie__copy(acc, (const T *)srcs[0] + base, m * sizeof(T));                           \
             for (int s = 1; s < nsrc; s++)                                                         \
                 combine_##NAME(acc, (const T *)srcs[s] + base, m, op);                             \
             if (op == COLLIE_AVG)                                                                  \
@@ -118,10 +123,11 @@ DEFINE_HALF(bf16, collie__bf16_widen, collie__bf16_narrow)
 
 /*
  * Up to SMALL elements, one pass element by element: each output element
- * from all its sources, no blocks.  A block's copies in and out are memcpy
- * of a size the compiler knows is at most BLOCK elements, which it inlines
- * as `rep movsq`: about 30 ns to start here, however few bytes it moves.
- * Measured, a reduce of 2 sources: float32 at 2-8 elements 30-46 ns
+ * from all its sources, no blocks.  A block's copies in and out were memcpy
+ * of a size the compiler knows is at most BLOCK elements, which it inlined
+ * as `rep movsq`: about 30 ns to start here, however few bytes it moved
+ * (collie__copy's calls now, no cheaper to start).
+ * Measured then, a reduce of 2 sources: float32 at 2-8 elements 30-46 ns
  * through the blocks, 5-10 this way (a 2-rank allreduce of 8 bytes took
  * 0.53 us against 0.46 for 4 bytes); float16 at 4-7 elements 65-77 ns
  * blocked, 17-29 this way.

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "../core/comm.h"
+#include "../reduce/copy.h"
 #include "wire.h"
 
 #define COLLIE_SHM_MAGIC 0x636f6c6c69650006ull /* "collie" + layout version */
@@ -150,16 +151,16 @@ static inline void collie__ring_put(unsigned char *ring, uint32_t cap, uint32_t 
                                     const unsigned char *src, size_t n)
 {
     size_t at = head % cap, first = n < cap - at ? n : cap - at;
-    memcpy(ring + at, src, first);
-    memcpy(ring, src + first, n - first);
+    collie__copy(ring + at, src, first);
+    collie__copy(ring, src + first, n - first);
 }
 
 static inline void collie__ring_get(const unsigned char *ring, uint32_t cap, uint32_t tail,
                                     unsigned char *dst, size_t n)
 {
     size_t at = tail % cap, first = n < cap - at ? n : cap - at;
-    memcpy(dst, ring + at, first);
-    memcpy(dst + first, ring, n - first);
+    collie__copy(dst, ring + at, first);
+    collie__copy(dst + first, ring, n - first);
 }
 
 /* Publishes a new value and wakes sleepers, if any. */

@@ -3,12 +3,14 @@
  * the shared-memory slots and rings, and between a call's buffers.
  *
  * Not memcpy: glibc copies anything over about 2 KiB with `rep movsb` where
- * the CPU says it is fast (ERMS), and on this project's AMD EPYC vCPUs it is
- * fast only while every rank has a core of its own.  With ranks sharing a
- * core, the same 256 KiB copies out of the slots ran 4-8x slower than a
- * vector loop's (measured: a 1 MiB broadcast at 4 ranks on 2 cores, 1.4 ms
- * against 0.13-0.18; docs/PERFORMANCE.md, *Copies on a crowded host*).  So
- * the copies that move a call's data are collie's own loop, on any CPU.
+ * the CPU reports it fast (ERMS), and on this project's AMD EPYC vCPUs it
+ * runs at 1.8-2.3 GB/s when the destination sits 1-24 bytes off the
+ * source's 32-byte alignment, against 26-37 otherwise; a vector loop runs
+ * at 25-35 in every case (docs/results/copies_2026-11-27/copy_alignment.c).
+ * The slots are page-aligned, and malloc's large buffers start 16 bytes
+ * into a page: a 1 MiB broadcast at 4 ranks on 2 cores took 1.26 ms, 0.18
+ * with this loop (docs/PERFORMANCE.md, *Copies of a call's data*).  So the
+ * copies that move a call's data are collie's own loop, on any CPU.
  */
 #ifndef COLLIE_COPY_H
 #define COLLIE_COPY_H

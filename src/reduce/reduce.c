@@ -29,8 +29,8 @@
 
 /*
  * The one store of each output block: through the cache, or around it
- * (stream.h).  Not memcpy, whose `rep movsb` reads a block just written at a
- * tenth of a loop's rate on some CPUs (copy.h).
+ * (stream.h).  Not memcpy, whose `rep movsb` runs at a tenth of a loop's
+ * rate on some CPUs when dst is off the block's alignment (copy.h).
  */
 static void store(void *dst, const void *block, size_t bytes, int stream)
 {

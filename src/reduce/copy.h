@@ -17,7 +17,10 @@
 
 #include <stddef.h>
 
-/* Copies n bytes through the cache; the regions must not overlap. */
+/*
+ * Copies n bytes through the cache; the regions must not overlap.  Built
+ * with a sanitizer, this is memcpy (copy.c).
+ */
 void collie__copy(void *dst, const void *src, size_t n);
 
 /* The same as a CPU without AVX2 runs it (the tests check both paths). */

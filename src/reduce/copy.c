@@ -11,70 +11,48 @@
 #include <immintrin.h>
 
 /*
- * Both loops: the first and the last step's bytes with unaligned moves, the
- * steps between with stores aligned to their width.  The copy is at least
+ * Both loops: the first and the last step's bytes, then the steps between
+ * from the destination's first aligned address (an unaligned store at an
+ * aligned address runs as an aligned one).  The copy is at least
  * COPY_LOOP_MIN bytes, so the overlapping first and last steps stay inside
  * it (bytes copied twice are copied alike: the regions do not overlap).
  */
-#define AVX2_STEP 128
-
 #define AVX2_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define AVX2_STORE(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), v)
 
+/* 128 bytes. */
 __attribute__((target("avx2"))) static inline void step_avx2(unsigned char *d,
-                                                             const unsigned char *s, int aligned)
+                                                             const unsigned char *s)
 {
     __m256i a = AVX2_LOAD(s), b = AVX2_LOAD(s + 32), c = AVX2_LOAD(s + 64), e = AVX2_LOAD(s + 96);
-    if (aligned) {
-        _mm256_store_si256((__m256i *)(void *)d, a);
-        _mm256_store_si256((__m256i *)(void *)(d + 32), b);
-        _mm256_store_si256((__m256i *)(void *)(d + 64), c);
-        _mm256_store_si256((__m256i *)(void *)(d + 96), e);
-    } else {
-        _mm256_storeu_si256((__m256i *)(void *)d, a);
-        _mm256_storeu_si256((__m256i *)(void *)(d + 32), b);
-        _mm256_storeu_si256((__m256i *)(void *)(d + 64), c);
-        _mm256_storeu_si256((__m256i *)(void *)(d + 96), e);
-    }
+    AVX2_STORE(d, a), AVX2_STORE(d + 32, b), AVX2_STORE(d + 64, c), AVX2_STORE(d + 96, e);
 }
 
 __attribute__((target("avx2"))) static void copy_avx2(unsigned char *d, const unsigned char *s,
                                                       size_t n)
 {
-    size_t head = 32 - ((uintptr_t)d & 31);
-    step_avx2(d, s, 0);
-    step_avx2(d + n - AVX2_STEP, s + n - AVX2_STEP, 0);
-    for (size_t i = head; i + AVX2_STEP <= n; i += AVX2_STEP)
-        step_avx2(d + i, s + i, 1);
+    step_avx2(d, s);
+    step_avx2(d + n - 128, s + n - 128);
+    for (size_t i = 32 - ((uintptr_t)d & 31); i + 128 <= n; i += 128)
+        step_avx2(d + i, s + i);
 }
-
-#define SSE2_STEP 64
 
 #define SSE2_LOAD(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
+#define SSE2_STORE(p, v) _mm_storeu_si128((__m128i *)(void *)(p), v)
 
-static inline void step_sse2(unsigned char *d, const unsigned char *s, int aligned)
+/* 64 bytes, with the 16-byte moves every x86-64 has. */
+static inline void step_sse2(unsigned char *d, const unsigned char *s)
 {
     __m128i a = SSE2_LOAD(s), b = SSE2_LOAD(s + 16), c = SSE2_LOAD(s + 32), e = SSE2_LOAD(s + 48);
-    if (aligned) {
-        _mm_store_si128((__m128i *)(void *)d, a);
-        _mm_store_si128((__m128i *)(void *)(d + 16), b);
-        _mm_store_si128((__m128i *)(void *)(d + 32), c);
-        _mm_store_si128((__m128i *)(void *)(d + 48), e);
-    } else {
-        _mm_storeu_si128((__m128i *)(void *)d, a);
-        _mm_storeu_si128((__m128i *)(void *)(d + 16), b);
-        _mm_storeu_si128((__m128i *)(void *)(d + 32), c);
-        _mm_storeu_si128((__m128i *)(void *)(d + 48), e);
-    }
+    SSE2_STORE(d, a), SSE2_STORE(d + 16, b), SSE2_STORE(d + 32, c), SSE2_STORE(d + 48, e);
 }
 
-/* The same with the 16-byte moves every x86-64 has. */
 static void copy_sse2(unsigned char *d, const unsigned char *s, size_t n)
 {
-    size_t head = 16 - ((uintptr_t)d & 15);
-    step_sse2(d, s, 0);
-    step_sse2(d + n - SSE2_STEP, s + n - SSE2_STEP, 0);
-    for (size_t i = head; i + SSE2_STEP <= n; i += SSE2_STEP)
-        step_sse2(d + i, s + i, 1);
+    step_sse2(d, s);
+    step_sse2(d + n - 64, s + n - 64);
+    for (size_t i = 16 - ((uintptr_t)d & 15); i + 64 <= n; i += 64)
+        step_sse2(d + i, s + i);
 }
 
 /*

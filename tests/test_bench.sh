@@ -155,7 +155,19 @@ expect_output "MPI has no neighbour averaging"
 expect_status 0 "$collie" bench all -n 2 -b 8 -e 8 "${quick[@]}" --dry-run
 printf '%s\n' "$out" | grep -q pingpong && fail "'all' runs the collectives, not pingpong: $out"
 
+# --offset: buffers where the kernel's single copies crawl (1-31 bytes apart modulo 4 KiB),
+# every collective checked
+expect_status 0 "$collie" bench all -n 3 -b 4K -e 1M -f 16 "${quick[@]}" --offset 0,24
+rows=$(printf '%s\n' "$out" | grep -cE '^ +[0-9]+ +[0-9]+ +float32 ')
+[ "$rows" = 18 ] || fail "18 rows (6 collectives x 3 sizes), got $rows: $out"
+printf '%s\n' "$out" | awk '/^ +[0-9]+ +[0-9]+ +float32 / && $(NF-1) != 0 { bad = 1 } END { exit bad }' ||
+    fail "wrong elements at --offset 0,24: $out"
+
 # usage errors
+expect_status 2 "$collie" bench --offset 4096
+expect_output "bad value '4096' for --offset"
+expect_status 2 "$collie" bench --offset 8,
+expect_output "bad value '8,' for --offset"
 expect_status 2 "$collie" bench --dtype float128
 expect_output "bad value 'float128' for --dtype"
 expect_status 2 env COLLIE_RANK=0 COLLIE_SIZE=1 "$collie" bench -n 2

@@ -90,8 +90,9 @@ struct bench_opts {
     collie_dtype dtype;
     collie_op op;
     int iters, warmup, inplace, check, root;
-    int nranks; /* -n: launch this many ranks */
-    int rounds; /* A B A B ...: repetitions of every job */
+    int offset[2]; /* --offset: the send and receive buffers this far past a page; -1: malloc's */
+    int nranks;    /* -n: launch this many ranks */
+    int rounds;    /* A B A B ...: repetitions of every job */
     int stream;
     int noise;       /* busy threads beside each rank (--noise) */
     double min_time; /* seconds each size is timed for at least (--min-time) */

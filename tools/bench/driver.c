@@ -112,6 +112,10 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
     ADD("%d", o->root);
     if (o->inplace)
         ADD("--inplace");
+    if (o->offset[0] >= 0) {
+        ADD("--offset");
+        ADD("%d,%d", o->offset[0], o->offset[1]);
+    }
     if (o->noise) {
         ADD("--noise");
         ADD("%d", o->noise);

@@ -83,6 +83,9 @@ void bench_usage(FILE *out, const char *prog)
         "  --min-time S    time each size for at least S seconds, running more than --iters\n"
         "                  where they take less (default 0.01; 0: exactly --iters)\n"
         "  --inplace       sendbuf == recvbuf\n"
+        "  --offset S[,R]  start the send buffer S bytes and the receive buffer R bytes\n"
+        "                  (default S) past a page, 0-4095 (default: where malloc puts them,\n"
+        "                  16 bytes in with glibc), in collie's ranks and the baselines' alike\n"
         "  --root R        root of broadcast and reduce (default 0)\n"
         "  --algo NAME     force a collie algorithm (sets COLLIE_ALGO)\n"
         "  --no-check      skip checking every element of the results\n"
@@ -121,6 +124,26 @@ int bench_has_baseline(const struct bench_opts *o, const char *name)
 static const char *baseline_title(const char *name)
 {
     return !strcmp(name, "mpi") ? "MPI" : !strcmp(name, "gloo") ? "Gloo" : "torch.distributed";
+}
+
+/* --offset S[,R]: page offsets 0-4095, R = S when not given; nonzero when malformed. */
+static int parse_offsets(const char *v, int offset[2])
+{
+    char *end;
+    long send = strtol(v, &end, 10), recv = send;
+    if (end == v)
+        return -1;
+    if (*end == ',') {
+        const char *r = end + 1;
+        recv = strtol(r, &end, 10);
+        if (end == r)
+            return -1;
+    }
+    if (*end || send < 0 || send > 4095 || recv < 0 || recv > 4095)
+        return -1;
+    offset[0] = (int)send;
+    offset[1] = (int)recv;
+    return 0;
 }
 
 /* --baseline LIST: mpi, gloo and torch, comma-separated, each once. */
@@ -203,6 +226,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
                              .warmup = 5,
                              .min_time = 0.01,
                              .check = 1,
+                             .offset = {-1, -1},
                              .rounds = 1};
     int bounded_below = 0, bounded_above = 0; /* -b, -e given: they bound --sizes mlbench */
     for (int i = 1; i < argc; i++) {
@@ -302,6 +326,9 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             if (!is_int || n < 0)
                 goto bad;
             o->warmup = (int)n;
+        } else if (!strcmp(a, "--offset")) {
+            if (parse_offsets(v, o->offset))
+                goto bad;
         } else if (!strcmp(a, "--root")) {
             if (!is_int || n < 0)
                 goto bad;
@@ -388,6 +415,11 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
                     bench_coll_name(o->colls[k]));
             return -1;
         }
+    if (o->offset[0] >= 0 && bench_has_baseline(o, "torch")) {
+        fprintf(stderr, "%s: --offset: torch.distributed allocates its own tensors; drop one\n",
+                prog);
+        return -1;
+    }
     if (o->noise && bench_has_baseline(o, "torch")) {
         fprintf(stderr, "%s: --noise: the torch baseline has no noise threads; drop one\n", prog);
         return -1;

@@ -318,6 +318,14 @@ static int batch_for(double per_op)
     return k > BATCH_MAX ? BATCH_MAX : k;
 }
 
+/* A buffer of `bytes` from `offset` bytes past a page (--offset; -1: malloc's); free() frees it. */
+static unsigned char *allocate(size_t bytes, int offset)
+{
+    if (offset < 0)
+        return malloc(bytes);
+    return aligned_alloc(4096, (bytes + (size_t)offset + 4095) / 4096 * 4096);
+}
+
 static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c, int round,
                      struct bench_rows *rows)
 {
@@ -331,12 +339,15 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         max_recv = rb > max_recv ? rb : max_recv;
         total += (double)sizes[k] + 4096;
     }
-    unsigned char *send = malloc(max_send + 64), *recv = malloc(max_recv + 64);
+    unsigned char *send_base = allocate(max_send + 64, o->offset[0]);
+    unsigned char *recv_base = allocate(max_recv + 64, o->offset[1]);
     double *times = malloc(sizeof(double) * (size_t)MAX_ITERS(o));
-    if (!send || !recv || !times) {
+    if (!send_base || !recv_base || !times) {
         fprintf(stderr, "bench: no memory for %zu + %zu bytes\n", max_send, max_recv);
         return -1;
     }
+    unsigned char *send = send_base + (o->offset[0] > 0 ? o->offset[0] : 0);
+    unsigned char *recv = recv_base + (o->offset[1] > 0 ? o->offset[1] : 0);
     memset(send, 0, max_send + 64); /* fault the pages in before anything is timed */
     memset(recv, 0, max_recv + 64);
     int ok = 0;
@@ -433,8 +444,8 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         snprintf(row.algo, sizeof row.algo, "%s", b->algo(b, (enum bench_coll)c, count * es));
         bench_rows_add(rows, &row);
     }
-    free(send);
-    free(recv);
+    free(send_base);
+    free(recv_base);
     free(times);
     free(sizes);
     return ok;

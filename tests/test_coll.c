@@ -14,6 +14,11 @@
  * instead, with two more requests in flight around it (an allreduce issued
  * before, an allgather after, both checked) and the three waited in an order
  * other than their issue order, changing from case to case.
+ *
+ * COLLIE_TEST_SKEW=1 starts buffer k (0: input, 1: output) 16 k + 8 rank
+ * bytes (modulo 64) past a page, so that the ranks' buffers lie 1-31 bytes
+ * apart modulo 4 KiB, where the kernel's copy between them crawls and the
+ * single copies go by a placed buffer instead (transport/shm_attach.c).
  */
 #include "test_util.h"
 
@@ -26,7 +31,7 @@ static const size_t counts[] = {0, 1, 2, 3, 7, 64, 1000, 65537, 1u << 20, (1u <<
 
 static int rank, size;
 static long failures, cases;
-static int nonblocking;
+static int nonblocking, skew;
 
 /* The requests around a non-blocking case: one issued before it, one after. */
 static struct {
@@ -146,13 +151,15 @@ static struct buf make(int which, size_t bytes)
 {
     static unsigned char *pool[2];
     static size_t capacity[2];
-    if (capacity[which] < bytes + GUARD) {
+    size_t start = skew ? (size_t)(16 * which + 8 * rank) % 64 : 0;
+    if (capacity[which] < start + bytes + GUARD) {
+        size_t pages = (start + bytes + GUARD + 4095) / 4096;
         free(pool[which]);
-        pool[which] = malloc(bytes + GUARD);
-        capacity[which] = bytes + GUARD;
+        pool[which] = aligned_alloc(4096, pages * 4096);
+        capacity[which] = pool[which] ? pages * 4096 : 0;
     }
-    struct buf b = {pool[which], bytes};
-    CHECK(b.p, "out of memory for %zu bytes", bytes);
+    CHECK(pool[which], "out of memory for %zu bytes", bytes);
+    struct buf b = {pool[which] + start, bytes};
     memset(b.p, UNTOUCHED, bytes);
     memset(b.p + bytes, GUARD_BYTE, GUARD);
     return b;
@@ -443,6 +450,8 @@ int main(int argc, char **argv)
     collie_comm *comm = test_init();
     const char *nb = getenv("COLLIE_TEST_NONBLOCKING");
     nonblocking = nb && *nb == '1';
+    const char *sk = getenv("COLLIE_TEST_SKEW");
+    skew = sk && *sk == '1';
     rank = collie_rank(comm);
     size = collie_size(comm);
     if (!strcmp(coll, "run_ahead")) {

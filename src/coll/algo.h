@@ -106,7 +106,8 @@ uintptr_t collie__published_output(const collie_comm *comm, int r, unsigned pari
 /*
  * Elements [off, off + m) of every local rank's input (this rank's own
  * op->sendbuf, the peers' as published in `parity`) reduced in rank order
- * into out; tmp holds n-1 pieces of m elements.  out may be this rank's
+ * into out; tmp holds n-1 pieces of m elements and 63 bytes (each placed
+ * for the kernel's copy, shm.h's collie__attach_place).  out may be this rank's
  * input at off (in place).
  */
 collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie__op *op,
@@ -115,7 +116,7 @@ collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie
 /*
  * The pieces of direct.c's reductions for elements of es bytes: their
  * length in *piece (COLLIE__DIRECT_PIECE_SLOTS slots / n, at least one
- * element), and scratch for n of them (COLLIE_SCRATCH_TMP); NULL after
+ * element), and scratch for n of them, each 63 bytes longer (COLLIE_SCRATCH_TMP); NULL after
  * failing the communicator with NOMEM.
  */
 unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece);

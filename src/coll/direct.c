@@ -69,11 +69,12 @@ collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie
             continue;
         }
         uintptr_t from = collie__published_input(comm, r, parity) + off * es;
-        collie_status st = collie__attach_read(comm, r, tmp, from, m * es);
+        unsigned char *to = collie__attach_place(tmp, from);
+        collie_status st = collie__attach_read(comm, r, to, from, m * es);
         if (st != COLLIE_OK)
             return st;
-        srcs[r] = tmp;
-        tmp += m * es;
+        srcs[r] = to;
+        tmp = to + m * es;
     }
     collie__reduce(out, srcs, n, m, op->dtype, op->op, comm->size, 0);
     return COLLIE_OK;
@@ -103,7 +104,7 @@ unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece
     const size_t n = (size_t)comm->local_size;
     size_t m = COLLIE__DIRECT_PIECE_SLOTS * collie__win_bytes(comm) / n / es;
     *piece = m ? m : 1;
-    return collie__scratch(comm, COLLIE_SCRATCH_TMP, n * *piece * es);
+    return collie__scratch(comm, COLLIE_SCRATCH_TMP, n * (*piece * es + 63));
 }
 
 collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root)
@@ -111,7 +112,11 @@ collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int
     const int n = comm->local_size, me = comm->local_rank;
     const size_t es = op->elem_size;
     int receives = root < 0 || root == comm->rank;
-    /* n pieces in scratch: n-1 of the peers' inputs, and the result where we keep none. */
+    /*
+     * n pieces in scratch, each placed for the kernel's copy (shm.h): n-1 of
+     * the peers' inputs, and the result where we keep none, placed for the
+     * root's output, which alone receives it.
+     */
     size_t piece;
     unsigned char *tmp = collie__direct_pieces(comm, es, &piece);
     if (!tmp)
@@ -128,7 +133,10 @@ collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int
     for (size_t off = lo; st == COLLIE_OK && off < hi; off += piece) {
         size_t m = hi - off < piece ? hi - off : piece;
         unsigned char *out =
-            receives ? (unsigned char *)op->recvbuf + off * es : tmp + (size_t)(n - 1) * piece * es;
+            receives
+                ? (unsigned char *)op->recvbuf + off * es
+                : collie__attach_place(tmp + (size_t)(n - 1) * (piece * es + 63),
+                                       collie__published_output(comm, root, parity) + off * es);
         st = collie__direct_reduce_piece(comm, op, parity, off, m, tmp, out);
         if (st == COLLIE_OK)
             st = write_piece(comm, op, parity, off, m, out);

@@ -277,8 +277,8 @@ void collie__comm_free(collie_comm *comm)
     family_release(comm->family);
     free(comm->family_rank);
     free(comm->scratch_srcs);
-    free(comm->scratch[0]);
-    free(comm->scratch[1]);
+    for (int id = 0; id < COLLIE_SCRATCH_IDS; id++)
+        free(comm->scratch[id]);
     free(comm->hosts.identity);
     free(comm->hosts.host_of);
     free(comm->hosts.ranks);

@@ -57,6 +57,14 @@ struct collie__family {
     char cause[512];
 };
 
+/* The scratch buffers of collie__scratch(), below. */
+enum collie__scratch_id {
+    COLLIE_SCRATCH_WORK,
+    COLLIE_SCRATCH_TMP,
+    COLLIE_SCRATCH_BOUNCE,
+    COLLIE_SCRATCH_IDS
+};
+
 struct collie_comm {
     int rank, size;
     int local_rank, local_size;
@@ -115,9 +123,9 @@ struct collie_comm {
     double link_alpha, link_beta; /* measured at init between hosts (coll/link_probe.c); 0: not */
     int link_stripes; /* connections a large message to another host is striped over: 1 on a
                          link one connection fills (coll/link_probe.c), else 0: all of them */
-    const void **scratch_srcs; /* size pointers (local_size used), for reduction sources */
-    void *scratch[2];          /* collie__scratch() */
-    size_t scratch_bytes[2];
+    const void **scratch_srcs;         /* size pointers (local_size used), for reduction sources */
+    void *scratch[COLLIE_SCRATCH_IDS]; /* collie__scratch() */
+    size_t scratch_bytes[COLLIE_SCRATCH_IDS];
 
     /*
      * Shared by the threads that run this communicator's calls (the caller,
@@ -172,11 +180,11 @@ static inline int collie__local_index(const collie_comm *comm, int global_rank)
 
 /*
  * Scratch buffers of at least `bytes` for algorithms, grown on demand and
- * freed at finalize; NULL after failing the communicator with NOMEM.  Two
- * that never alias: COLLIE_SCRATCH_TMP for the point-to-point algorithms'
- * receive blocks, COLLIE_SCRATCH_WORK for the callers that wrap them.
+ * freed at finalize; NULL after failing the communicator with NOMEM.  They
+ * never alias: COLLIE_SCRATCH_TMP for the point-to-point algorithms'
+ * receive blocks, COLLIE_SCRATCH_WORK for the callers that wrap them,
+ * COLLIE_SCRATCH_BOUNCE for the cross-memory attach's own (shm_attach.c).
  */
-enum collie__scratch_id { COLLIE_SCRATCH_WORK, COLLIE_SCRATCH_TMP };
 void *collie__scratch(collie_comm *comm, enum collie__scratch_id id, size_t bytes);
 
 /* The lane a call runs on: send and recv on the point-to-point one, the rest on the collective one. */

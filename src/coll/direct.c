@@ -5,7 +5,8 @@
  *
  * Every rank publishes where its input and its output lie, then syncs (the
  * descriptors are compared there, before anybody touches a peer).  Rank r
- * owns slice r of the call.  A cache-sized piece at a time, it reads that
+ * owns slice r of the call (a reduce's root a larger one: slice_start
+ * below).  A cache-sized piece at a time, it reads that
  * piece of every peer's input, reduces them with its own in rank order into
  * its output, and writes the result, still in cache, into the output of
  * every other receiving rank.  A last sync: nobody returns, and lets the user
@@ -107,6 +108,26 @@ unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece
     return collie__scratch(comm, COLLIE_SCRATCH_TMP, n * (*piece * es + 63));
 }
 
+/*
+ * Where rank r's slice starts.  In a reduce the root writes its slice to no
+ * peer, where every other rank both reads n - 1 pieces and writes one: the
+ * root takes n shares of the call, the others n - 1 each, so that all finish
+ * together (at 2 ranks the root reduces two thirds).  Measured at 2 ranks
+ * against even slices, 5 rounds alternated: 0.76-0.93 of the time at 64
+ * KiB-2 MiB, but 0.92-1.16 at 4 MiB and 1.07-1.09 at 8-16 MiB, where memory,
+ * not the system calls, bounds both ranks: slices are even from 4 MiB.
+ */
+#define WEIGHTED_SLICES_BELOW ((size_t)4 << 20)
+
+static size_t slice_start(size_t count, size_t es, int r, int n, int root)
+{
+    if (root < 0 || count * es >= WEIGHTED_SLICES_BELOW)
+        return collie__seg(count, r, n);
+    unsigned total = (unsigned)(n + (n - 1) * (n - 1));
+    unsigned before = (unsigned)(r <= root ? r * (n - 1) : n + (r - 1) * (n - 1));
+    return (size_t)((unsigned __int128)count * before / total);
+}
+
 collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root)
 {
     const int n = comm->local_size, me = comm->local_rank;
@@ -129,7 +150,8 @@ collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int
     unsigned parity = collie__publish(comm, op->sendbuf, receives ? op->recvbuf : NULL);
     collie_status st = collie__win_sync(comm);
 
-    size_t lo = collie__seg(op->count, me, n), hi = collie__seg(op->count, me + 1, n);
+    size_t lo = slice_start(op->count, es, me, n, root);
+    size_t hi = slice_start(op->count, es, me + 1, n, root);
     for (size_t off = lo; st == COLLIE_OK && off < hi; off += piece) {
         size_t m = hi - off < piece ? hi - off : piece;
         unsigned char *out =

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -318,12 +319,40 @@ static int batch_for(double per_op)
     return k > BATCH_MAX ? BATCH_MAX : k;
 }
 
-/* A buffer of `bytes` from `offset` bytes past a page (--offset; -1: malloc's); free() frees it. */
-static unsigned char *allocate(size_t bytes, int offset)
+/*
+ * A zeroed buffer of `bytes`: calloc's, or with --offset `offset` bytes past
+ * a page of a mapping of its own.  Its pages fault in as each size's warm-up
+ * first touches them, not all before the first size: a sweep to 1 GiB would
+ * spend seconds there.  (The memset that was here never ran: GCC had made
+ * malloc and memset one calloc.)
+ */
+struct buffer {
+    unsigned char *at;
+    void *mapped; /* --offset: the mapping, of `length` bytes; NULL: `at` is calloc's */
+    size_t length;
+};
+
+static int buffer_get(struct buffer *b, size_t bytes, int offset)
 {
+    *b = (struct buffer){0};
     if (offset < 0)
-        return malloc(bytes);
-    return aligned_alloc(4096, (bytes + (size_t)offset + 4095) / 4096 * 4096);
+        return (b->at = calloc(1, bytes)) ? 0 : -1;
+    b->length = bytes + (size_t)offset;
+    b->mapped = mmap(NULL, b->length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b->mapped == MAP_FAILED) {
+        b->mapped = NULL;
+        return -1;
+    }
+    b->at = (unsigned char *)b->mapped + offset;
+    return 0;
+}
+
+static void buffer_put(struct buffer *b)
+{
+    if (b->mapped)
+        munmap(b->mapped, b->length);
+    else
+        free(b->at);
 }
 
 static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c, int round,
@@ -339,17 +368,15 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         max_recv = rb > max_recv ? rb : max_recv;
         total += (double)sizes[k] + 4096;
     }
-    unsigned char *send_base = allocate(max_send + 64, o->offset[0]);
-    unsigned char *recv_base = allocate(max_recv + 64, o->offset[1]);
+    struct buffer send_buf, recv_buf;
+    int got_send = buffer_get(&send_buf, max_send + 64, o->offset[0]) == 0;
+    int got_recv = buffer_get(&recv_buf, max_recv + 64, o->offset[1]) == 0;
     double *times = malloc(sizeof(double) * (size_t)MAX_ITERS(o));
-    if (!send_base || !recv_base || !times) {
+    if (!got_send || !got_recv || !times) {
         fprintf(stderr, "bench: no memory for %zu + %zu bytes\n", max_send, max_recv);
         return -1;
     }
-    unsigned char *send = send_base + (o->offset[0] > 0 ? o->offset[0] : 0);
-    unsigned char *recv = recv_base + (o->offset[1] > 0 ? o->offset[1] : 0);
-    memset(send, 0, max_send + 64); /* fault the pages in before anything is timed */
-    memset(recv, 0, max_recv + 64);
+    unsigned char *send = send_buf.at, *recv = recv_buf.at;
     int ok = 0;
     int slow_round = test_slow_round();
     double handoff_before = probe_machine(b, o, round, 0);
@@ -444,8 +471,8 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         snprintf(row.algo, sizeof row.algo, "%s", b->algo(b, (enum bench_coll)c, count * es));
         bench_rows_add(rows, &row);
     }
-    free(send_base);
-    free(recv_base);
+    buffer_put(&send_buf);
+    buffer_put(&recv_buf);
     free(times);
     free(sizes);
     return ok;

@@ -76,15 +76,20 @@ for c in "$@"; do
     if [ "$kind" = local ]; then
         dir=$out/local$a
         mkdir -p "$dir"
-        # every algorithm the model weighs on one host (adaptive picks one of two in the call)
-        algos=(allreduce:oneshot allreduce:twoshot allreduce:direct
-               broadcast:staged broadcast:direct broadcast:tree
-               reduce:oneshot reduce:twoshot reduce:direct reduce:tree
-               allgather:staged allgather:direct reduce_scatter:staged reduce_scatter:direct
-               alltoall:staged alltoall:direct alltoall:pairwise)
-        # (direct needs cross-memory attach: forced where the kernel refuses it, init fails)
-        "$collie" info | grep -q "cross-memory attach between this host's ranks: on" ||
+        # every algorithm the model weighs on one host; adaptive too, which picks one of
+        # two in the call: where the model chooses it, its own time is what counts
+        algos=(allreduce:oneshot allreduce:twoshot allreduce:direct allreduce:adaptive
+               broadcast:staged broadcast:direct broadcast:tree broadcast:adaptive
+               reduce:oneshot reduce:twoshot reduce:direct reduce:tree reduce:adaptive
+               allgather:staged allgather:direct allgather:adaptive
+               reduce_scatter:staged reduce_scatter:direct reduce_scatter:adaptive
+               alltoall:staged alltoall:direct alltoall:pairwise alltoall:adaptive)
+        # (direct and adaptive need cross-memory attach: forced where the kernel refuses
+        # it, init fails)
+        if ! "$collie" info | grep -q "cross-memory attach between this host's ranks: on"; then
             algos=("${algos[@]/*:direct/}")
+            algos=("${algos[@]/*:adaptive/}")
+        fi
         hosts_args=
         compare "local$a" "$dir" "$a" "$out/local.machine" \
             "$collie" bench -n "$a" --iters 20 --warmup 3 --min-time 0.05

@@ -75,7 +75,7 @@ collie_status collie__attach_write(collie_comm *comm, int local_rank, uintptr_t 
                                    const void *src, size_t n);
 
 /*
- * The kernel copies with `rep movsb`, which crawls (1.8-2.3 GB/s against
+ * The kernel copies with `rep movsb`, which crawls (1.6-2.3 GB/s against
  * 8-11 on this machine's AMD EPYC) when the destination lies 1-31 bytes
  * past the source modulo 4 KiB, as glibc's memcpy does (reduce/copy.h).
  * Where the caller chooses a buffer's address, this one in [at, at + 63]

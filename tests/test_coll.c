@@ -151,12 +151,11 @@ static struct buf make(int which, size_t bytes)
 {
     static unsigned char *pool[2];
     static size_t capacity[2];
-    size_t start = skew ? (size_t)(16 * which + 8 * rank) % 64 : 0;
-    if (capacity[which] < start + bytes + GUARD) {
-        size_t pages = (start + bytes + GUARD + 4095) / 4096;
+    size_t start = skew ? (size_t)(16 * which + 8 * rank) % 64 : 0, need = start + bytes + GUARD;
+    if (capacity[which] < need) { /* malloc's placement, as a program's, unless skewed */
         free(pool[which]);
-        pool[which] = aligned_alloc(4096, pages * 4096);
-        capacity[which] = pool[which] ? pages * 4096 : 0;
+        pool[which] = skew ? aligned_alloc(4096, (need + 4095) / 4096 * 4096) : malloc(need);
+        capacity[which] = pool[which] ? need : 0;
     }
     CHECK(pool[which], "out of memory for %zu bytes", bytes);
     struct buf b = {pool[which] + start, bytes};

@@ -10,18 +10,20 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh --test   # the MPI baseline, plots, emulated hosts, clang-format
 jobs=$(nproc)
 start=$(date +%s)
+# Tests run $jobs at a time, except those tests/CMakeLists.txt marks RUN_SERIAL
+# (the emulated hosts, the measurements, the short deadlines).
 
 echo "== release build (-Werror)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON >/dev/null
 cmake --build build -j"$jobs" >/dev/null
-(cd build && ctest --output-on-failure)
+(cd build && ctest -j"$jobs" --output-on-failure)
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_SANITIZE=ON -DCOLLIE_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
 # The sanitizers make memory traffic several times slower: the largest counts
 # (1M and 16M elements) run in the release build above, the rest here.
-(cd build-asan && COLLIE_TEST_MAX_COUNT=65537 ctest --output-on-failure)
+(cd build-asan && COLLIE_TEST_MAX_COUNT=65537 ctest -j"$jobs" --output-on-failure)
 
 echo "== ThreadSanitizer build: the tests whose processes run several threads"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_TSAN=ON -DCOLLIE_WERROR=ON \
@@ -32,7 +34,7 @@ cmake --build build-tsan -j"$jobs" >/dev/null
 # averaging), of the windows (a thread each) and of encrypted links (the two
 # directions of a link on two threads), at the sanitizers' sizes.
 (cd build-tsan && COLLIE_TEST_MAX_COUNT=65537 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    ctest --output-on-failure -R '^(async\.|hosts\.async$|encrypt\.hosts\.async$|seal$|neighbor\.dynamic\.|window\.)')
+    ctest -j"$jobs" --output-on-failure -R '^(async\.|hosts\.async$|encrypt\.hosts\.async$|seal$|neighbor\.dynamic\.|window\.)')
 
 echo "== build without the training workloads (COLLIE_BUILD_TRAIN=OFF)"
 cmake -S . -B build-notrain -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON -DCOLLIE_BUILD_TRAIN=OFF >/dev/null
@@ -51,7 +53,7 @@ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_FUZ
 cmake --build build-fuzz -j"$jobs" --target fuzz_harnesses >/dev/null
 # A failing input is left in build-fuzz/fuzz-out/artifacts; each harness's figures follow.
 rm -f build-fuzz/fuzz-out/summary.txt
-(cd build-fuzz && ctest --output-on-failure -R '^fuzz\.')
+(cd build-fuzz && ctest -j"$jobs" --output-on-failure -R '^fuzz\.')
 cat build-fuzz/fuzz-out/summary.txt
 
 echo "== all builds passed in $(( $(date +%s) - start )) s"

@@ -11,7 +11,8 @@ bash scripts/deps.sh --test   # the MPI baseline, plots, emulated hosts, clang-f
 jobs=$(nproc)
 start=$(date +%s)
 # Tests run $jobs at a time, except those tests/CMakeLists.txt marks RUN_SERIAL
-# (the emulated hosts, the measurements, the short deadlines).
+# (those that measure, judge short deadlines, cut links on a clock or compare
+# /dev/shm before and after).
 
 echo "== release build (-Werror)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON >/dev/null

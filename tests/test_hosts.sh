@@ -1,7 +1,8 @@
 #!/bin/bash
 # Collectives across emulated hosts (network namespaces on a bridge): every
-# collective, every dtype and op, in and out of place, checked element by
-# element, over several placements of ranks on 2-4 hosts with 1-3 ranks each.
+# collective, every dtype and op (SUM and AVG at 1M elements), in and out of
+# place, checked element by element, over several placements of ranks on 2-4
+# hosts with 1-3 ranks each.
 #   test_hosts.sh TEST_COLL RATE COLL[:ALGO]...
 # RATE: "" (unshaped) or a tc rate such as 1gbit; ALGO: forced by COLLIE_ALGO.
 prog=$1 rate=$2

@@ -11,8 +11,8 @@ bash scripts/deps.sh --test   # the MPI baseline, plots, emulated hosts, clang-f
 jobs=$(nproc)
 start=$(date +%s)
 # Tests run $jobs at a time, except those tests/CMakeLists.txt marks RUN_SERIAL
-# (those that measure, judge short deadlines, cut links on a clock or compare
-# /dev/shm before and after).
+# (those across emulated hosts, those that measure or judge short deadlines,
+# and those that compare /dev/shm before and after).
 
 echo "== release build (-Werror)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON >/dev/null

@@ -9,11 +9,11 @@ collie=$1 deny=$2 test_coll=$3
 . "$(dirname "$0")/lib.sh"
 export COLLIE_TEST_MAX_COUNT=262144 COLLIE_TIMEOUT=30
 
-# Where the kernel allows it (this machine), the model runs it at 64 KiB-1 MiB on 2 ranks, and
-# from 8 MiB adaptive, which runs it or twoshot as it measures the CPUs' placement.
+# Where the kernel allows it (this machine), the model runs it at 64 KiB on 2 ranks, and
+# from 256 KiB adaptive, which runs it or twoshot as it finds the CPUs' placement and times them.
 expect_status 0 "$collie" run -n 2 "$collie" info
 expect_output "cross-memory attach between this host's ranks: on"
-expect_output "^  allreduce +oneshot +oneshot +direct +direct +adaptive +adaptive\$"
+expect_output "^  allreduce +oneshot +oneshot +direct +adaptive +adaptive +adaptive\$"
 expect_status 0 env COLLIE_DEBUG=INFO "$collie" run -n 2 "$test_coll" allreduce
 expect_output "allreduce of [0-9]+ bytes on 2 ranks: direct \(cost model\)"
 # adaptive: local rank 0's verdict is every rank's, even where the ranks' settings
@@ -25,6 +25,13 @@ for first in far near; do
         "[ \$COLLIE_RANK = 0 ] && b=$first || b=$second; COLLIE_MACHINE=$sim/adaptive_\$b.machine exec '$test_coll' allreduce"
     expect_output "TRACE coll: allreduce: a sync in [0-9]+ ns \(far above [0-9]+\): $first"
     printf '%s\n' "$out" | grep "a sync in" | grep -qv ": $first\$" && fail "rank 0 judged both ways: $out"
+    if [ $first = near ]; then
+        # near, it times both branches (each twice first, at every size) and runs each exactly
+        expect_output "allreduce of [0-9]+ bytes: window [0-9.]+ us, direct [0-9.]+ us: runs window"
+        expect_output "allreduce of [0-9]+ bytes: window [0-9.]+ us, direct [0-9.]+ us: runs direct"
+    else
+        printf '%s\n' "$out" | grep -q "runs window" && fail "far apart, the window ran: $out"
+    fi
 done
 
 # Refused by the kernel, on every rank, or on one rank only: all stage (the window where

@@ -166,8 +166,11 @@ static void hand_computed(void)
     /* 2 ranks: 2 syncs, 1 call, 1 block; its 4 input blocks fit in the cache */
     expect_us(&attach, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1 << 17,
               2 + 1 + 131072 / 4e3 + 2 * 131072 / 1e3, "alltoall direct, 2 ranks");
-    /* adaptive: publish, 8 probes and the verdict, 10 syncs, then twoshot (its near branch) */
-    expect_us(&attach, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ADAPTIVE, 1000, 10 + 2 + 3 + 1.25,
+    /*
+     * adaptive: publish, 8 probes and the verdict, 10 syncs, then the cheaper of
+     * twoshot (2 + 3 + 1.25) and direct (4 + 0.25 + 1 + 0.5), as it learns them
+     */
+    expect_us(&attach, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ADAPTIVE, 1000, 10 + 4 + 0.25 + 1 + 0.5,
               "adaptive");
     CHECK(isinf(collie__cost(&four, COLLIE_COLL_REDUCE, COLLIE__ALGO_ADAPTIVE, 65536, 1)),
           "adaptive is offered where direct is not");
@@ -390,70 +393,79 @@ static void choice(void)
 
     /*
      * 1 MB on 2 ranks with cross-memory attach of memory at 0.25 GB/s: twoshot
-     * 4258 us, direct 5504, twoshot with the slots at the far rate (0.5 GB/s)
-     * 8008: the placement decides, so adaptive runs.  Direct at 2 GB/s beats
-     * both (2004 us) and runs itself; without attach, twoshot.
+     * 4258 us, direct 5504, within 3x (LEARN_SPAN) of each other: adaptive,
+     * its 10 syncs (10 us) over twoshot's time, times them in the call.  Where
+     * direct takes over 3x twoshot's time (at 0.05 GB/s: 21504 us), twoshot;
+     * at 2 GB/s (2004 us) adaptive again; without attach, twoshot.
      */
     two.attach = 1;
     two.host_attach_mem_beta = 0.25e9;
     expect_choice(&two, COLLIE_COLL_ALLREDUCE, 1000000, COLLIE__ALGO_ADAPTIVE,
-                  "allreduce where the placement decides");
-    two.host_far_cache_beta = 2e9;
+                  "allreduce where twoshot and direct are within 3x");
+    two.host_attach_mem_beta = 0.05e9;
     expect_choice(&two, COLLIE_COLL_ALLREDUCE, 1000000, COLLIE__ALGO_TWOSHOT,
-                  "twoshot where far CPUs do not slow it");
-    two.host_far_cache_beta = 0.5e9;
-    /*
-     * A reduce's window is oneshot, its root alone at twice the rate: 2254 us
-     * (4 syncs, 4 MB and 1 MB into the slots at 2 and 4 GB/s); the same with
-     * its reads at the far rate, 0.25 GB/s, 10004; adaptive's probe and
-     * oneshot from a synced start 2826, then direct's 5504 where far.
-     */
-    struct collie__machine alone = two;
-    alone.host_alone_gain = 2;
-    alone.host_far_cache_beta = 0.25e9;
-    expect_choice(&alone, COLLIE_COLL_REDUCE, 1000000, COLLIE__ALGO_ADAPTIVE,
-                  "reduce where the placement decides");
-    alone.host_far_cache_beta = 2e9;
-    expect_choice(&alone, COLLIE_COLL_REDUCE, 1000000, COLLIE__ALGO_ONESHOT,
-                  "oneshot where far CPUs do not slow it");
-    /*
-     * Direct at 1 GB/s, 2504 us: dearer than oneshot, cheaper than adaptive
-     * near; far, oneshot's 10004 is over FAR_RISK (2.5) times it.
-     */
-    alone.host_far_cache_beta = 0.25e9;
-    alone.host_attach_mem_beta = 1e9;
-    expect_choice(&alone, COLLIE_COLL_REDUCE, 1000000, COLLIE__ALGO_DIRECT,
-                  "direct where the window risks over 2.5x its time");
+                  "twoshot where direct is over 3x slower");
     two.host_attach_mem_beta = 2e9;
-    CHECK(collie__select_on(&two, COLLIE_COLL_ALLREDUCE, 1000000)->id == COLLIE__ALGO_DIRECT,
-          "direct where it wins in either placement");
+    expect_choice(&two, COLLIE_COLL_ALLREDUCE, 1000000, COLLIE__ALGO_ADAPTIVE,
+                  "allreduce where direct is the faster, by 2x");
+    /* 16 KiB: direct 32.7 us, the probe's 10 would add over a tenth */
+    expect_choice(&two, COLLIE_COLL_ALLREDUCE, 16384, COLLIE__ALGO_DIRECT,
+                  "direct where the probe costs over a tenth");
     two.attach = 0;
     two.host_attach_mem_beta = 0.25e9;
     CHECK(collie__select_on(&two, COLLIE_COLL_ALLREDUCE, 1000000)->id == COLLIE__ALGO_TWOSHOT,
           "adaptive without cross-memory attach");
+    two.attach = 1;
+    /*
+     * A reduce's window is oneshot, its root alone at twice the rate: 2254 us
+     * (4 syncs, 4 MB and 1 MB into the slots at 2 and 4 GB/s); the same with
+     * its reads at the far rate, 0.25 GB/s, 10004.  Direct at 0.15 GB/s takes
+     * 8171, over 3x oneshot's time, so adaptive does not learn; but it hedges:
+     * its probe and oneshot from a synced start, 2827, beat direct near, and
+     * far its probe and direct, 8743, beat oneshot's 10004.
+     */
+    struct collie__machine alone = two;
+    alone.host_alone_gain = 2;
+    alone.host_far_cache_beta = 0.25e9;
+    alone.host_attach_mem_beta = 0.15e9;
+    expect_choice(&alone, COLLIE_COLL_REDUCE, 1000000, COLLIE__ALGO_ADAPTIVE,
+                  "reduce where adaptive hedges the placement");
+    alone.host_far_cache_beta = 2e9;
+    expect_choice(&alone, COLLIE_COLL_REDUCE, 1000000, COLLIE__ALGO_ONESHOT,
+                  "oneshot where far CPUs do not slow it and direct is over 3x slower");
+    /*
+     * 4 KB with the far rate at 0.02 GB/s: oneshot 10.2 us near, 513 far, over
+     * FAR_RISK (2.5) times direct's 11.2; adaptive's probe would double it.
+     */
+    alone.host_far_cache_beta = 0.02e9;
+    alone.host_attach_mem_beta = 0.25e9;
+    expect_choice(&alone, COLLIE_COLL_REDUCE, 4096, COLLIE__ALGO_DIRECT,
+                  "direct where the window risks over 2.5x its time");
 
     /*
      * The library's own rates, 2 ranks on 2 cores (docs/PERFORMANCE.md, *Reduce
-     * at 2 ranks*): the root reducing alone in oneshot where the CPUs share a
-     * cache, with direct where they do not (adaptive) from 1 MiB, direct
-     * alone at 256 KiB, where oneshot would be 3.4x slower there; the
-     * allreduce's direct from 64 KiB as before.
+     * at 2 ranks*, *Timed in the call*): the root reducing alone in oneshot
+     * up to 64 KiB; from 256 KiB adaptive, which hedges the placement and
+     * times oneshot against direct.  The allreduce's direct at 64 KiB, where
+     * the probe would cost over a tenth, and adaptive from 256 KiB.
      */
     struct collie__machine own = machine(2, 1, 2, 2);
     collie__machine_default_rates(&own);
     static const struct {
         size_t bytes;
-        enum collie__algo_id reduce;
-    } want[] = {{16384, COLLIE__ALGO_ONESHOT},    {65536, COLLIE__ALGO_ONESHOT},
-                {262144, COLLIE__ALGO_DIRECT},    {1 << 20, COLLIE__ALGO_ADAPTIVE},
-                {4 << 20, COLLIE__ALGO_ADAPTIVE}, {64 << 20, COLLIE__ALGO_ADAPTIVE}};
+        enum collie__algo_id reduce, allreduce;
+    } want[] = {{16384, COLLIE__ALGO_ONESHOT, COLLIE__ALGO_ONESHOT},
+                {65536, COLLIE__ALGO_ONESHOT, COLLIE__ALGO_DIRECT},
+                {262144, COLLIE__ALGO_ADAPTIVE, COLLIE__ALGO_ADAPTIVE},
+                {1 << 20, COLLIE__ALGO_ADAPTIVE, COLLIE__ALGO_ADAPTIVE},
+                {4 << 20, COLLIE__ALGO_ADAPTIVE, COLLIE__ALGO_ADAPTIVE},
+                {64 << 20, COLLIE__ALGO_ADAPTIVE, COLLIE__ALGO_ADAPTIVE}};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         char what[64];
         snprintf(what, sizeof what, "reduce of %zu bytes on 2 ranks", want[k].bytes);
         expect_choice(&own, COLLIE_COLL_REDUCE, want[k].bytes, want[k].reduce, what);
         snprintf(what, sizeof what, "allreduce of %zu bytes on 2 ranks", want[k].bytes);
-        if (want[k].bytes >= 65536 && want[k].bytes <= (4u << 20))
-            expect_choice(&own, COLLIE_COLL_ALLREDUCE, want[k].bytes, COLLIE__ALGO_DIRECT, what);
+        expect_choice(&own, COLLIE_COLL_ALLREDUCE, want[k].bytes, want[k].allreduce, what);
     }
 }
 

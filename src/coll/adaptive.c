@@ -18,17 +18,33 @@
  * compared there), then COLLIE__ADAPTIVE_PROBES more times, local rank 0
  * timing each.  The fastest of them is a cache line's trip between the
  * ranks' CPUs plus the sync's own code: a rank preempted in one of them
- * does not count.  Rank 0 puts its verdict in its slot of a round of its
- * own, one more sync, and every rank runs the algorithm rank 0 chose, so
- * all run the same one.  About ten syncs, a few microseconds, against the
- * milliseconds of the sizes the model runs this at (select.c).
+ * does not count.  Far apart, direct runs: the window is 2-3x slower
+ * there, as the model knows.  Near, the placement is not all that decides:
+ * between near and far lies a middle state the probe cannot tell from
+ * near, where the window won by 1.2-1.6x, and the rate of a cross-memory
+ * read changes from day to day.  So there local rank 0 also times what
+ * each call runs, per collective and size (a power of two), and runs the
+ * faster of the two as arms.c learns it, the slower again now and then
+ * (its timings are the near placement's alone).  It puts its verdict in its
+ * slot of a round of its own, one more sync, and every rank runs the
+ * algorithm rank 0 chose, so all run the same one.  About ten syncs, a few
+ * microseconds, against the hundreds of the sizes the model runs this at
+ * (select.c).
+ *
+ * The two branches may order a reduction's sums differently: a float sum
+ * of one input may differ in its last bits between calls, as it may in
+ * NCCL between its algorithms.  COLLIE_ALGO fixes one algorithm where that
+ * matters.
  */
 #include <stdint.h>
+
+#include <stdlib.h>
 
 #include "../core/clock.h"
 #include "../core/log.h"
 #include "../transport/shm.h"
 #include "algo.h"
+#include "arms.h"
 #include "cost.h"
 
 /* Local rank 0's fastest of the probing syncs, in seconds; every rank syncs alike. */
@@ -47,8 +63,23 @@ static collie_status probe(collie_comm *comm, double *fastest)
     return COLLIE_OK;
 }
 
-collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op, collie__algo_fn near,
-                               collie__algo_fn far)
+/* Local rank 0's timings of the two branches for op where the CPUs are near; NULL without memory. */
+#define SIZE_CLASSES 48 /* powers of two up to 128 TiB */
+static struct collie__arms *arms_of(collie_comm *comm, const struct collie__op *op)
+{
+    if (!comm->arms)
+        comm->arms = calloc(COLLIE_COLL_COUNT * SIZE_CLASSES, sizeof *comm->arms);
+    if (!comm->arms)
+        return NULL;
+    size_t bytes = op->count * op->elem_size;
+    int size_class = 0;
+    while (size_class < SIZE_CLASSES - 1 && (bytes >> (size_class + 1)))
+        size_class++;
+    return &comm->arms[(size_t)op->desc.coll * SIZE_CLASSES + (size_t)size_class];
+}
+
+collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op,
+                               collie__algo_fn window, collie__algo_fn direct)
 {
     collie_status st = collie__win_sync(comm);
     double sync_s = 0;
@@ -58,18 +89,31 @@ collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op, c
         return st;
 
     unsigned parity = collie__win_round(comm);
+    struct collie__arms *arms = NULL;
     if (comm->local_rank == 0) {
         struct collie__machine m;
         collie__select_rates(&m);
         double limit = m.host_far_sync * (comm->local_size - 1); /* a line from each peer */
-        uint32_t verdict = sync_s > limit;
+        int placed_far = sync_s > limit;
+        arms = placed_far ? NULL : arms_of(comm, op);
+        uint32_t verdict = arms ? (uint32_t)collie__arms_next(arms) : 1;
         *(uint32_t *)collie__win_slot(comm, 0, parity) = verdict;
         COLLIE_TRACE("coll", "%s: a sync in %.0f ns (far above %.0f): %s",
                      collie__coll_name(op->desc.coll), sync_s * 1e9, limit * 1e9,
-                     verdict ? "far" : "near");
+                     placed_far ? "far" : "near");
+        if (arms)
+            COLLIE_TRACE("coll", "%s of %zu bytes: window %.1f us, direct %.1f us: runs %s",
+                         collie__coll_name(op->desc.coll), op->count * op->elem_size,
+                         collie__arms_estimate(arms, 0) * 1e-3,
+                         collie__arms_estimate(arms, 1) * 1e-3, verdict ? "direct" : "window");
     }
     st = collie__win_sync(comm);
     if (st != COLLIE_OK)
         return st;
-    return *(const uint32_t *)collie__win_slot(comm, 0, parity) ? far(comm, op) : near(comm, op);
+    uint32_t verdict = *(const uint32_t *)collie__win_slot(comm, 0, parity);
+    uint64_t t0 = collie__now_ns();
+    st = verdict ? direct(comm, op) : window(comm, op);
+    if (arms && st == COLLIE_OK)
+        collie__arms_record(arms, (int)verdict, collie__now_ns() - t0);
+    return st;
 }

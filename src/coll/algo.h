@@ -121,16 +121,17 @@ collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie
  */
 unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece);
 /*
- * A window algorithm (`near`: twoshot, staged) or its single copy (`far`:
- * direct), chosen in the call from how fast the ranks' CPUs hand each other
- * a cache line (adaptive.c): `near` where they share a cache, `far` where
- * the host placed them apart (a sync slower than the machine's
- * host_far_sync_us per peer).  Local rank 0 judges; every rank runs its
+ * A window algorithm (twoshot, staged) or its single copy (direct), chosen
+ * in the call by local rank 0 (adaptive.c): it tells from how fast the
+ * ranks' CPUs hand each other a cache line whether the host placed them
+ * near (sharing a cache) or far (a sync slower than the machine's
+ * host_far_sync_us per peer), and runs the one it timed faster in that
+ * placement at this collective and size (arms.c).  Every rank runs its
  * verdict.
  */
 #define COLLIE__ADAPTIVE_PROBES 8
-collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op, collie__algo_fn near,
-                               collie__algo_fn far);
+collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op,
+                               collie__algo_fn window, collie__algo_fn direct);
 collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__op *op);
 /* The same in one copy (shm.h's attach): each rank reads from the peers' own buffers. */
 collie_status collie__broadcast_direct(collie_comm *comm, const struct collie__op *op);

@@ -263,15 +263,15 @@ static double reduce_scatter_direct(machine *m, double s)
 
 /*
  * Adaptive (adaptive.c): a sync, the probing syncs, the verdict's sync, then
- * `window` (twoshot, staged: its cost here) where the CPUs share a cache, as
- * these rates describe the machine; select.c runs it where the far
- * placement would make direct the faster.
+ * the faster of `window` (twoshot, staged: its cost here) and `direct`, as
+ * it learns them by timing both (arms.c), so the faster as these rates see
+ * them; select.c runs it where the rates may be wrong about which.
  */
-static double adaptive(machine *m, double window)
+static double adaptive(machine *m, double window, double direct)
 {
     if (!attach_offered(m))
         return HUGE_VAL;
-    return (COLLIE__ADAPTIVE_PROBES + 2) * sync_cost(m) + window;
+    return (COLLIE__ADAPTIVE_PROBES + 2) * sync_cost(m) + (window < direct ? window : direct);
 }
 
 /*
@@ -543,6 +543,8 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
 #define PAIR(c, a) ((int)(c)*256 + (int)(a))
 #define C(name) COLLIE_COLL_##name
 #define A(name) COLLIE__ALGO_##name
+    /* adaptive's other branch: the collective's direct */
+    double single = algo == A(ADAPTIVE) ? collie__cost(m, coll, A(DIRECT), bytes, degree) : 0;
     switch (PAIR(coll, algo)) {
     case PAIR(C(ALLREDUCE), A(ONESHOT)): return oneshot(m, s, EVERY_RANK);
     case PAIR(C(REDUCE), A(ONESHOT)): return oneshot(m, s, ROOT_ALONE);
@@ -550,12 +552,13 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(REDUCE), A(TWOSHOT)): return twoshot(m, s, 1);
     case PAIR(C(ALLREDUCE), A(DIRECT)):
     case PAIR(C(REDUCE), A(DIRECT)): return direct(m, s);
-    case PAIR(C(ALLREDUCE), A(ADAPTIVE)): return adaptive(m, twoshot(m, s, 0));
-    case PAIR(C(REDUCE), A(ADAPTIVE)): return adaptive(m, oneshot(m, s, ROOT_SYNCED));
-    case PAIR(C(BROADCAST), A(ADAPTIVE)): return adaptive(m, broadcast_staged(m, s));
-    case PAIR(C(ALLGATHER), A(ADAPTIVE)): return adaptive(m, allgather_staged(m, s));
-    case PAIR(C(REDUCE_SCATTER), A(ADAPTIVE)): return adaptive(m, reduce_scatter_staged(m, s));
-    case PAIR(C(ALLTOALL), A(ADAPTIVE)): return adaptive(m, alltoall_staged(m, s));
+    case PAIR(C(ALLREDUCE), A(ADAPTIVE)): return adaptive(m, twoshot(m, s, 0), single);
+    case PAIR(C(REDUCE), A(ADAPTIVE)): return adaptive(m, oneshot(m, s, ROOT_SYNCED), single);
+    case PAIR(C(BROADCAST), A(ADAPTIVE)): return adaptive(m, broadcast_staged(m, s), single);
+    case PAIR(C(ALLGATHER), A(ADAPTIVE)): return adaptive(m, allgather_staged(m, s), single);
+    case PAIR(C(REDUCE_SCATTER), A(ADAPTIVE)):
+        return adaptive(m, reduce_scatter_staged(m, s), single);
+    case PAIR(C(ALLTOALL), A(ADAPTIVE)): return adaptive(m, alltoall_staged(m, s), single);
     case PAIR(C(ALLREDUCE), A(RING)): return allreduce_ring(m, s);
     case PAIR(C(ALLREDUCE), A(RD)):
     case PAIR(C(REDUCE), A(RD)): return allreduce_rd(m, s);

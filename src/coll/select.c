@@ -298,34 +298,46 @@ static collie_status run_adaptive(collie_comm *c, const struct collie__op *op)
 
 /*
  * The model's choice `best`, made on the rates of CPUs that share a cache,
- * weighed against the placement a virtual machine's host may switch to at
- * any time (docs/PERFORMANCE.md): CPUs that share no cache, where the window
- * algorithms slow down (cost.h's `far`) and direct does not.  Where `best`
- * is a window algorithm: adaptive (its probe, then its window algorithm or
- * direct as it finds the placement) where direct and the probe would beat
- * `best` there and the probe costs less than what the window gains on
- * direct here; else direct where `best` would take over FAR_RISK times
- * direct's time there; else `best`.
+ * weighed against what the rates cannot know: the placement a virtual
+ * machine's host may switch to at any time, where the window algorithms
+ * slow down (cost.h's `far`) and direct does not, and the states between,
+ * where either may win by 1.2-1.6x against the model (docs/PERFORMANCE.md).
+ *
+ * First the choice on the rates alone: direct where `best` would take over
+ * FAR_RISK times direct's time far apart, else `best`.  Where `best` is the
+ * window adaptive runs or direct, adaptive instead (its probe, then the
+ * window or direct as it finds the placement, and near, as it times them:
+ * arms.c) in either of two cases:
+ *   - it hedges: near, it beats direct, and far, where it runs direct, it
+ *     beats `best`;
+ *   - it learns: the window and direct are within LEARN_SPAN of each other
+ *     here, of which the rates may be wrong by 1.2-1.6x either way, and its
+ *     probe leaves it within PROBE_SHARE of the choice on the rates alone.
  */
 #define FAR_RISK 2.5
+#define LEARN_SPAN 3.0
+#define PROBE_SHARE 0.1
 static const struct collie__algo *placed(const struct collie__machine *m,
                                          const struct collie__algo *best, size_t bytes)
 {
     const struct collie__algo *adaptive = entry(best->coll, COLLIE__ALGO_ADAPTIVE);
     const struct collie__algo *direct = entry(best->coll, COLLIE__ALGO_DIRECT);
     enum collie__coll coll = best->coll;
-    if (!adaptive || !direct || !m->attach || best == direct || m->hosts > 1 ||
-        best->scope != COLLIE_SCOPE_HOST)
+    if (!adaptive || !direct || !m->attach || m->hosts > 1 || best->scope != COLLIE_SCOPE_HOST)
         return best;
     struct collie__machine far = *m;
     far.far = 1;
     double d = collie__cost(m, coll, COLLIE__ALGO_DIRECT, bytes, 1);
     double best_far = collie__cost(&far, coll, best->id, bytes, 1);
-    double near = collie__cost(m, coll, COLLIE__ALGO_ADAPTIVE, bytes, 1);
-    double probe = near - collie__cost(m, coll, near_of(coll), bytes, 1);
-    if (best->id == near_of(coll) && probe + d < best_far && near < d)
-        return adaptive;
-    return best_far > FAR_RISK * d ? direct : best;
+    const struct collie__algo *fixed = best != direct && best_far > FAR_RISK * d ? direct : best;
+    if (best != direct && best->id != near_of(coll))
+        return fixed;
+    double w = collie__cost(m, coll, near_of(coll), bytes, 1);
+    double learnt = collie__cost(m, coll, COLLIE__ALGO_ADAPTIVE, bytes, 1);
+    int hedges = best != direct && learnt < d && learnt - w + d < best_far;
+    int learns = (w < d ? d / w : w / d) <= LEARN_SPAN &&
+                 learnt <= (1 + PROBE_SHARE) * collie__cost(m, coll, fixed->id, bytes, 1);
+    return hedges || learns ? adaptive : fixed;
 }
 
 const struct collie__algo *collie__select_on(const struct collie__machine *m, int coll,

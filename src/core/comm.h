@@ -27,6 +27,7 @@ struct collie__net;
 struct collie__transport;
 struct collie__async;
 struct collie__door;
+struct collie__arms;
 
 /*
  * What runs an operation: collectives (on the caller or the collective lane),
@@ -120,6 +121,8 @@ struct collie_comm {
         size_t bytes;
         uint16_t slot;
     } last_choice[COLLIE_COLL_COUNT];
+    struct collie__arms *arms;    /* coll/adaptive.c's timings, local rank 0's; NULL until its
+                                  first call (freed with the communicator) */
     double link_alpha, link_beta; /* measured at init between hosts (coll/link_probe.c); 0: not */
     int link_stripes; /* connections a large message to another host is striped over: 1 on a
                          link one connection fills (coll/link_probe.c), else 0: all of them */

@@ -1,0 +1,59 @@
+/*
+ * arms.c - two algorithms for one collective and size, timed where they run,
+ * and the one the next call should run.
+ *
+ * Why learn at all: on one host the choice between the window (twoshot,
+ * staged) and single copies (direct) turns on rates the host changes under
+ * the job.  A virtual machine's vCPUs move between cores that share a cache
+ * and cores that do not (adaptive.c tells those two apart in the call), and
+ * between them sits a middle state the probe cannot see, where the window
+ * ran 1.2-1.6x faster than direct for the reductions at 64 KiB-4 MiB on 2
+ * ranks while direct won by 1.5x in the near state (docs/PERFORMANCE.md).
+ * A cross-memory read moved 7-19 GB/s on this machine on different days.
+ * No fixed rate predicts that; the call's own time does.
+ *
+ * The policy is the simplest that stays right as the machine changes: an
+ * estimate per arm that one preemption cannot spoil (the fastest of its last
+ * three timings: a rank that loses the CPU only ever runs slower), and a
+ * loser re-timed on a doubling gap, so that a change of state is noticed
+ * within a few hundred calls at worst and costs at most one loser's call in
+ * COLLIE__ARM_GAP_MAX once settled.  A stale fast timing of the loser is
+ * corrected by running it: it then runs every call, its timings refresh
+ * within three, and the winner returns if it was one.
+ */
+#include "arms.h"
+
+uint32_t collie__arms_estimate(const struct collie__arms *a, int arm)
+{
+    uint32_t best = UINT32_MAX;
+    for (int k = 0; k < a->kept[arm]; k++)
+        best = a->ns[arm][k] < best ? a->ns[arm][k] : best;
+    return best;
+}
+
+int collie__arms_next(struct collie__arms *a)
+{
+    if (a->kept[0] < 2 || a->kept[1] < 2)
+        return a->kept[1] < a->kept[0];
+    int winner = collie__arms_estimate(a, 1) < collie__arms_estimate(a, 0);
+    if (!a->gap || winner != a->winner) {
+        a->winner = (uint8_t)winner;
+        a->gap = COLLIE__ARM_GAP_MIN;
+        a->since = 0;
+    }
+    if (a->since >= a->gap) {
+        a->since = 0;
+        a->gap = a->gap < COLLIE__ARM_GAP_MAX / 2 ? (uint16_t)(2 * a->gap) : COLLIE__ARM_GAP_MAX;
+        return !winner;
+    }
+    a->since++;
+    return winner;
+}
+
+void collie__arms_record(struct collie__arms *a, int arm, uint64_t ns)
+{
+    a->ns[arm][a->at[arm]] = ns < UINT32_MAX ? (uint32_t)ns : UINT32_MAX - 1;
+    a->at[arm] = (uint8_t)((a->at[arm] + 1) % COLLIE__ARM_SAMPLES);
+    if (a->kept[arm] < COLLIE__ARM_SAMPLES)
+        a->kept[arm]++;
+}

@@ -1,0 +1,41 @@
+/*
+ * arms.h - which of two algorithms runs a collective of one size, learned
+ * by timing both where they run (arms.c; adaptive.c is its user).
+ */
+#ifndef COLLIE_COLL_ARMS_H
+#define COLLIE_COLL_ARMS_H
+
+#include <stdint.h>
+
+#define COLLIE__ARM_SAMPLES 3   /* timings kept per arm: the fastest of them is its estimate */
+#define COLLIE__ARM_GAP_MIN 8   /* calls between re-timings of the slower arm, at first */
+#define COLLIE__ARM_GAP_MAX 256 /* ... and at most, doubling while it stays slower */
+
+/*
+ * Two arms, 0 and 1, for one collective, size and placement: the last
+ * timings of each, and the schedule that re-times the slower one.  All
+ * zero is a fresh pair.  Kept by local rank 0 alone (adaptive.c).
+ */
+struct collie__arms {
+    uint32_t ns[2][COLLIE__ARM_SAMPLES]; /* each arm's last timings, in nanoseconds */
+    uint8_t kept[2];                     /* how many of them hold one */
+    uint8_t at[2];                       /* where the next goes */
+    uint8_t winner;                      /* the faster at the last call that ran it */
+    uint16_t gap;                        /* calls between re-timings of the other (0: none yet) */
+    uint16_t since;                      /* calls the winner ran since the other last did */
+};
+
+/*
+ * The arm the next call runs: each twice at first (alternating: 0, 1, 0, 1,
+ * so that neither alone pays a size's first touch), then the faster by its
+ * fastest kept timing, except that every `gap` calls the slower runs once
+ * more, gap doubling from COLLIE__ARM_GAP_MIN to COLLIE__ARM_GAP_MAX while
+ * the winner holds and starting over when it changes.  Updates the schedule.
+ */
+int collie__arms_next(struct collie__arms *a);
+/* Keeps a timing of `arm` (0 or 1), replacing its oldest beyond COLLIE__ARM_SAMPLES. */
+void collie__arms_record(struct collie__arms *a, int arm, uint64_t ns);
+/* arm's estimate in nanoseconds, the fastest of its kept timings; UINT32_MAX while none. */
+uint32_t collie__arms_estimate(const struct collie__arms *a, int arm);
+
+#endif

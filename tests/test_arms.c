@@ -1,0 +1,105 @@
+/*
+ * test_arms.c - the learner behind adaptive (src/coll/arms.c) on timings
+ * made up to the nanosecond: each arm twice first, the faster after, the
+ * slower re-timed on a doubling gap, a preempted call that changes nothing,
+ * and a change of state followed both ways.
+ */
+#include <stdio.h>
+
+#include "coll/arms.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* Runs `calls` calls where arm k takes ns[k]; counts the runs of each in runs[]. */
+static void run(struct collie__arms *a, int calls, const unsigned ns[2], int runs[2])
+{
+    runs[0] = runs[1] = 0;
+    for (int c = 0; c < calls; c++) {
+        int arm = collie__arms_next(a);
+        runs[arm]++;
+        collie__arms_record(a, arm, ns[arm]);
+    }
+}
+
+int main(void)
+{
+    struct collie__arms a = {0};
+    /* each arm twice, alternating, before any choice */
+    int first[4];
+    for (int c = 0; c < 4; c++) {
+        first[c] = collie__arms_next(&a);
+        collie__arms_record(&a, first[c], first[c] ? 100 : 300);
+    }
+    CHECK(first[0] == 0 && first[1] == 1 && first[2] == 0 && first[3] == 1,
+          "first four calls ran %d %d %d %d, not 0 1 0 1", first[0], first[1], first[2], first[3]);
+    CHECK(collie__arms_estimate(&a, 0) == 300 && collie__arms_estimate(&a, 1) == 100,
+          "estimates %u and %u after two timings each", collie__arms_estimate(&a, 0),
+          collie__arms_estimate(&a, 1));
+
+    /*
+     * Arm 1 faster: the gap between re-timings of arm 0 runs 8, 16, 32,
+     * 64, 128, 256, 256, ...: in 1000 calls arm 0 runs at calls 9, 26, 59,
+     * 124, 253, 510 and 767 of them.
+     */
+    int runs[2];
+    const unsigned one_faster[2] = {300, 100};
+    run(&a, 1000, one_faster, runs);
+    CHECK(runs[0] == 7 && runs[1] == 993, "the slower arm ran %d times in 1000 calls, not 7",
+          runs[0]);
+
+    /* One preempted call of the winner (4 ms) does not move the choice. */
+    collie__arms_record(&a, 1, 4000000);
+    const unsigned still[2] = {300, 100};
+    run(&a, 100, still, runs);
+    CHECK(runs[1] >= 99, "a preempted call moved %d calls to the slower arm", runs[0]);
+
+    /*
+     * The state changes: arm 1 now takes 500.  Its next three timings
+     * replace the fast ones; from then arm 0's stale 300 wins, and arm 0 runs.
+     */
+    const unsigned one_slower[2] = {300, 500};
+    run(&a, 3, one_slower, runs);
+    CHECK(runs[1] == 3, "arm 1 ran %d of the 3 calls after the change", runs[1]);
+    run(&a, 100, one_slower, runs);
+    CHECK(runs[0] >= 95 && runs[1] >= 1 && runs[1] <= 5,
+          "after the change arm 0 ran %d of 100, arm 1 %d (re-timed from a gap of 8)", runs[0],
+          runs[1]);
+
+    /*
+     * A stale fast timing of the loser: arm 1 was fast (100) while arm 0
+     * won at 50; both slow down (arm 0 to 400, arm 1 to 600).  Arm 1's
+     * stale 100 wins once arm 0's timings refresh, runs, and within its
+     * three timings arm 0 is back.
+     */
+    struct collie__arms b = {0};
+    const unsigned before[2] = {50, 100}, after[2] = {400, 600};
+    run(&b, 20, before, runs);
+    run(&b, 200, after, runs);
+    CHECK(runs[1] <= 3 + 8, "arm 1 ran %d of 200 calls after both slowed", runs[1]);
+    run(&b, 100, after, runs);
+    CHECK(runs[0] >= 95, "arm 0 ran %d of the next 100", runs[0]);
+
+    /* Timings beyond 4 s are kept as the longest. */
+    struct collie__arms c = {0};
+    collie__arms_record(&c, 0, 10000000000ull);
+    CHECK(collie__arms_estimate(&c, 0) == 4294967294u, "10 s kept as %u ns",
+          collie__arms_estimate(&c, 0));
+    CHECK(collie__arms_estimate(&c, 1) == 4294967295u, "no timing: %u",
+          collie__arms_estimate(&c, 1));
+
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    else
+        printf("arms: ok\n");
+    return failures != 0;
+}

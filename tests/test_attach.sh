@@ -9,13 +9,15 @@ collie=$1 deny=$2 test_coll=$3
 . "$(dirname "$0")/lib.sh"
 export COLLIE_TEST_MAX_COUNT=262144 COLLIE_TIMEOUT=30
 
-# Where the kernel allows it (this machine), the model runs it at 64 KiB on 2 ranks, and
-# from 256 KiB adaptive, which runs it or twoshot as it finds the CPUs' placement and times them.
+# Where the kernel allows it (this machine), the model runs on 2 ranks a broadcast's direct
+# from 64 KiB, and from 16 MiB adaptive, which runs it or the window as it finds the CPUs'
+# placement and times them; an allreduce's adaptive from 32 KiB.
 expect_status 0 "$collie" run -n 2 "$collie" info
 expect_output "cross-memory attach between this host's ranks: on"
-expect_output "^  allreduce +oneshot +oneshot +direct +adaptive +adaptive +adaptive\$"
-expect_status 0 env COLLIE_DEBUG=INFO "$collie" run -n 2 "$test_coll" allreduce
-expect_output "allreduce of [0-9]+ bytes on 2 ranks: direct \(cost model\)"
+expect_output "^  allreduce +oneshot +oneshot +adaptive +adaptive +adaptive +adaptive\$"
+expect_output "^  broadcast +tree +tree +direct +direct +adaptive +adaptive\$"
+expect_status 0 env COLLIE_DEBUG=INFO "$collie" run -n 2 "$test_coll" broadcast
+expect_output "broadcast of [0-9]+ bytes on 2 ranks: direct \(cost model\)"
 # adaptive: local rank 0's verdict is every rank's, even where the ranks' settings
 # would judge the same sync apart (rank 0 far, rank 1 near here).
 sim=$(dirname "$0")/sim

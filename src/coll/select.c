@@ -311,14 +311,16 @@ static collie_status run_adaptive(collie_comm *c, const struct collie__op *op)
  *   - it hedges: near, it beats direct, and far, where it runs direct, it
  *     beats `best`;
  *   - it learns: the window and direct are within LEARN_SPAN of each other
- *     here, of which the rates may be wrong by 1.2-1.6x either way, and its
- *     probe leaves it within PROBE_SHARE of the choice on the rates alone.
- *     The rates put the probe's ten syncs at 2.8 us on 2 ranks; measured,
- *     adaptive took 1.1-2.2 us more than the branch it ran at 16-64 KiB,
- *     where the middle state's window beat direct by 1.3-2.5x.
+ *     here, and its probe leaves it within PROBE_SHARE of the choice on
+ *     the rates alone.  Measured at 2 ranks in the middle state, the window
+ *     beat direct by 1.2-1.6x where the rates put it up to 1.4x behind
+ *     (allreduce, reduce_scatter, a broadcast's 16 MiB), and only tied where
+ *     they put it 1.8x behind (alltoall), whose probe then cost 10% far
+ *     apart.  The rates put the probe's ten syncs at 2.8 us on 2 ranks;
+ *     measured, adaptive took 1.1-2.2 us more than the branch it ran.
  */
 #define FAR_RISK 2.5
-#define LEARN_SPAN 3.0
+#define LEARN_SPAN 1.6
 #define PROBE_SHARE 0.3
 static const struct collie__algo *placed(const struct collie__machine *m,
                                          const struct collie__algo *best, size_t bytes)

@@ -10,7 +10,7 @@ quick=(--iters 2 --warmup 1)
 
 expect_status 0 "$collie" bench -n 2 -b 8 -e 64K "${quick[@]}" --csv "$dir/a.csv" --json "$dir/a.json"
 expect_output "size\(B\) +count +type +redop +time\(us\) +median\(us\) +busbw\(GB/s\)( +cpu2cpu\(ns\))? +#wrong"
-expect_output "^ +65536 +16384 +float32 +sum .* 0  (oneshot|twoshot|direct)$"
+expect_output "^ +65536 +16384 +float32 +sum .* 0  (oneshot|twoshot|direct|adaptive)$"
 expect_output "# Avg bus bandwidth +: [0-9.]+"
 rows=$(printf '%s\n' "$out" | grep -cE '^ +[0-9]+ ')
 [ "$rows" = 14 ] || fail "8 B .. 64 KiB by 2 should be 14 rows, got $rows"

@@ -12,7 +12,7 @@
 #define COLLIE__ARM_GAP_MAX 256 /* ... and at most, doubling while it stays slower */
 
 /*
- * Two arms, 0 and 1, for one collective, size and placement: the last
+ * Two arms, 0 and 1, for one collective and size class: the last
  * timings of each, and the schedule that re-times the slower one.  All
  * zero is a fresh pair.  Kept by local rank 0 alone (adaptive.c).
  */

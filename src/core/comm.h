@@ -121,8 +121,8 @@ struct collie_comm {
         size_t bytes;
         uint16_t slot;
     } last_choice[COLLIE_COLL_COUNT];
-    struct collie__arms *arms;    /* coll/adaptive.c's timings, local rank 0's; NULL until its
-                                  first call (freed with the communicator) */
+    /* coll/adaptive.c's timings of its branches, local rank 0's: NULL until its first call */
+    struct collie__arms *arms;
     double link_alpha, link_beta; /* measured at init between hosts (coll/link_probe.c); 0: not */
     int link_stripes; /* connections a large message to another host is striped over: 1 on a
                          link one connection fills (coll/link_probe.c), else 0: all of them */

@@ -10,12 +10,13 @@ collie=$1 deny=$2 test_coll=$3
 export COLLIE_TEST_MAX_COUNT=262144 COLLIE_TIMEOUT=30
 
 # Where the kernel allows it (this machine), the model runs on 2 ranks a broadcast's direct
-# from 64 KiB, and from 16 MiB adaptive, which runs it or the window as it finds the CPUs'
-# placement and times them; an allreduce's adaptive from 32 KiB.
+# at 64 KiB, and from 1 MiB adaptive, which runs it or the window as it finds the CPUs'
+# placement and times them; an allreduce's adaptive from 32 KiB, an alltoall's from 64 KiB.
 expect_status 0 "$collie" run -n 2 "$collie" info
 expect_output "cross-memory attach between this host's ranks: on"
 expect_output "^  allreduce +oneshot +oneshot +adaptive +adaptive +adaptive +adaptive\$"
-expect_output "^  broadcast +tree +tree +direct +direct +adaptive +adaptive\$"
+expect_output "^  broadcast +tree +tree +direct +adaptive +adaptive +adaptive\$"
+expect_output "^  alltoall +staged +staged +adaptive +adaptive +adaptive +adaptive\$"
 expect_status 0 env COLLIE_DEBUG=INFO "$collie" run -n 2 "$test_coll" broadcast
 expect_output "broadcast of [0-9]+ bytes on 2 ranks: direct \(cost model\)"
 # adaptive: local rank 0's verdict is every rank's, even where the ranks' settings

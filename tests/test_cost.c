@@ -215,9 +215,27 @@ static void hand_computed(void)
     roomy.cores = 4;
     expect_us(&roomy, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + (0.75 + 0.75) / 2,
               "ranks fewer than the cores");
-    /* the copies keep memory's rate: a broadcast as on `two` */
-    expect_us(&fast, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 1000, 1 + 1.5 + 0.5,
-              "broadcast: not a reduction");
+    /* a staged broadcast that fits the cache: its copies at the resident rate, the root's
+     * under the others' (1000 B at 4 GB/s, 1000 into the slot at 2) */
+    expect_us(&fast, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 1000, 1 + 0.25 + 0.5,
+              "broadcast resident");
+    /* as adaptive runs it, every rank synced first: the root's copy alone, then the others' */
+    CHECK(fabs(collie__cost_window(&fast, COLLIE_COLL_BROADCAST, 1000) * 1e6 - (1 + 0.5 + 0.5)) <
+              1e-9,
+          "broadcast's window from a synced start");
+    /* beyond the cache, as on `two`: 2 rounds, 1.5 x 512 KiB of memory and 512 KiB of slot */
+    expect_us(&fast, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 524288,
+              2 + 1.5 * 524288 / 1e3 + 524288 / 2e3, "broadcast beyond the cache");
+    /*
+     * Pairwise alltoall on one host, 1000 B blocks: a step (a sync and a half), its own block
+     * copied (2000 B at 4 GB/s), and 2000 B through the ring at 4 and 2 GB/s; beyond the
+     * cache (`two`: no residency), the ring's user bytes at attach's rate of memory, 2 GB/s,
+     * and its own block at memory's 1.
+     */
+    expect_us(&fast, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_PAIRWISE, 1000, 1.5 + 0.5 + 0.5 + 1,
+              "pairwise on one host");
+    expect_us(&two, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_PAIRWISE, 1000, 1.5 + 2 + 1 + 1,
+              "pairwise on one host, of memory");
 
     struct collie__machine hosts = machine(4, 2, 2, 2);
     /* ring: 2 (n-1) steps of 10 us, 2 (n-1)/n of 1 MB at 0.1 GB/s */
@@ -442,9 +460,9 @@ static void choice(void)
     /*
      * The library's own rates, 2 ranks on 2 cores (docs/PERFORMANCE.md, *Reduce
      * at 2 ranks*, *Timed in the call*): the root reducing alone in oneshot
-     * up to 64 KiB; from 256 KiB adaptive, which hedges the placement and
-     * times oneshot against direct.  The allreduce's adaptive from 64 KiB,
-     * where the probe adds 27% to direct by these rates (measured: 10-20%).
+     * up to 256 KiB (21 us, direct 41); from 1 MiB adaptive, which hedges the
+     * placement and times oneshot against direct.  The allreduce's adaptive
+     * from 64 KiB.
      */
     struct collie__machine own = machine(2, 1, 2, 2);
     collie__machine_default_rates(&own);
@@ -453,7 +471,7 @@ static void choice(void)
         enum collie__algo_id reduce, allreduce;
     } want[] = {{16384, COLLIE__ALGO_ONESHOT, COLLIE__ALGO_ONESHOT},
                 {65536, COLLIE__ALGO_ONESHOT, COLLIE__ALGO_ADAPTIVE},
-                {262144, COLLIE__ALGO_ADAPTIVE, COLLIE__ALGO_ADAPTIVE},
+                {262144, COLLIE__ALGO_ONESHOT, COLLIE__ALGO_ADAPTIVE},
                 {1 << 20, COLLIE__ALGO_ADAPTIVE, COLLIE__ALGO_ADAPTIVE},
                 {4 << 20, COLLIE__ALGO_ADAPTIVE, COLLIE__ALGO_ADAPTIVE},
                 {64 << 20, COLLIE__ALGO_ADAPTIVE, COLLIE__ALGO_ADAPTIVE}};
@@ -465,14 +483,30 @@ static void choice(void)
         expect_choice(&own, COLLIE_COLL_ALLREDUCE, want[k].bytes, want[k].allreduce, what);
     }
     /*
-     * An allgather of 32 KiB blocks there: staged 8.7 us, direct 8.2, adaptive
-     * 11.0, over 30% (PROBE_SHARE) above direct: direct.  Of 64 KiB (17.1,
-     * 14.4, 17.2): adaptive.
+     * An allgather of 32 KiB blocks there, its single copies at 19 GB/s:
+     * staged 8.7 us, direct 8.2, adaptive 11.0, over 30% (PROBE_SHARE) above
+     * direct: direct.  Of 64 KiB (17.1, 14.4, 17.2): adaptive.
      */
-    expect_choice(&own, COLLIE_COLL_ALLGATHER, 32768, COLLIE__ALGO_DIRECT,
+    struct collie__machine quick = own;
+    quick.host_attach_beta = 19e9;
+    expect_choice(&quick, COLLIE_COLL_ALLGATHER, 32768, COLLIE__ALGO_DIRECT,
                   "direct where the probe would add over 30%");
-    expect_choice(&own, COLLIE_COLL_ALLGATHER, 65536, COLLIE__ALGO_ADAPTIVE,
+    expect_choice(&quick, COLLIE_COLL_ALLGATHER, 65536, COLLIE__ALGO_ADAPTIVE,
                   "adaptive where the probe adds under 30%");
+    /*
+     * Alltoall of 2 ranks at the library's rates: staged up to 8 KiB blocks,
+     * then adaptive, where staged's copies at the cache's rate come within
+     * 1.6x of direct; never pairwise, which costs less than either from 8
+     * KiB to 2 MiB, but is not offered on one host (select.c: 2.2-2.5x
+     * slower than direct where the CPUs share no cache).
+     */
+    expect_choice(&own, COLLIE_COLL_ALLTOALL, 8192, COLLIE__ALGO_STAGED, "2 ranks' small alltoall");
+    for (size_t bytes = 32768; bytes <= (32u << 20); bytes *= 4)
+        expect_choice(&own, COLLIE_COLL_ALLTOALL, bytes, COLLIE__ALGO_ADAPTIVE,
+                      "2 ranks' alltoall from 32 KiB blocks");
+    CHECK(collie__cost(&own, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_PAIRWISE, 1u << 20, 1) <
+              collie__cost(&own, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_STAGED, 1u << 20, 1),
+          "pairwise, not offered, costs less than staged at 1 MiB blocks");
 }
 
 static char *text_of(const struct collie__machine *m)

@@ -275,13 +275,35 @@ static double adaptive(machine *m, double window, double direct)
 }
 
 /*
- * The root stages, one sync, the others copy out; with two slots the root
- * runs one piece ahead, but not all the way: measured at 2 ranks, 64 MiB
- * takes what 1.5 s of memory traffic takes (docs/SCALE.md).
+ * The staged copies' rate of the user's buffers, for a call whose ranks each
+ * hold `held` bytes of them: resident where the ranks fit on the cores and
+ * the host's buffers in half its cache, as a reduction's (measured at 2
+ * ranks, 256 KiB: a broadcast 11 us and an alltoall 20, where memory's rate
+ * said 32 and 52); else memory's, as the crowded hosts' fits have it.  The
+ * user's buffers are each rank's own: where the CPUs share no cache, only
+ * the slots' rate falls.
  */
-static double broadcast_staged(machine *m, double s)
+static double staged_beta(machine *m, double held)
 {
-    return rounds(m, s) * sync_cost(m) + move(m, m->host_beta, 1.5 * s, s);
+    int resident = !crowded(m) && 2 * held * m->ranks_per_host <= (double)m->host_cache_bytes;
+    return resident && m->host_resident_beta > m->host_beta ? m->host_resident_beta : m->host_beta;
+}
+
+/*
+ * The root stages, one sync, the others copy out.  With two slots the root
+ * runs one piece ahead: in a loop of calls that fit in the cache, all the
+ * way, the root's copy of one call under the others' of the one before;
+ * beyond, not all the way: measured at 2 ranks, 64 MiB takes what 1.5 s of
+ * memory traffic takes (docs/SCALE.md).  In a call that starts with every
+ * rank synced (adaptive's probe), the root's copy of the first piece runs
+ * alone (measured at 2 ranks, 256 KiB: 19 us, where `staged` took 11).
+ */
+static double broadcast_staged(machine *m, double s, int synced)
+{
+    double beta = staged_beta(m, s), user = beta > m->host_beta ? s : 1.5 * s;
+    if (synced)
+        user += s / rounds(m, s);
+    return rounds(m, s) * sync_cost(m) + move(m, beta, user, s);
 }
 
 /* Stage the block, one sync, copy n blocks out. */
@@ -307,7 +329,8 @@ static double reduce_scatter_staged(machine *m, double s)
 static double alltoall_staged(machine *m, double s)
 {
     double n = m->ranks_per_host;
-    return rounds(m, n * s) * sync_cost(m) + move(m, m->host_beta, 2 * n * s, 2 * n * s);
+    return rounds(m, n * s) * sync_cost(m) +
+           move(m, staged_beta(m, 2 * n * s), 2 * n * s, 2 * n * s);
 }
 
 /* ---- point to point: every step at the links' rates ---- */
@@ -513,11 +536,29 @@ static double block_ring(machine *m, double s)
     return over_links(m, n - 1, (n - 1) * s);
 }
 
-/* Pairwise exchange: n-1 steps; each of a host's L ranks sends n-L blocks through its link. */
+/*
+ * Pairwise exchange: n-1 steps; each of a host's L ranks sends n-L blocks
+ * through its link.  On one host the "link" is a pair's ring, and each rank
+ * also copies its own block: every block read and written once, the n-1
+ * it exchanges through a ring.  Those go at the cache's rates while the
+ * host's buffers fit in half of it (measured at 2 ranks, 16 KiB-4 MiB:
+ * 1.2-1.5x faster than `staged` and `direct`).  Beyond, the rings' copies
+ * stall on memory as a copy between two ranks' buffers in memory does
+ * (host_attach_mem_beta: measured at 2 ranks, 64 MiB, 19 ms where
+ * memory's own rate said 11.6 and `staged` took 17).  A step is a sync's
+ * round trip, each rank's message and its peer's, and the ring's credit
+ * coming back, a line's trip more: measured at 2 ranks, 256 B-4 KiB, it
+ * ran 0.03-0.08 us behind `staged`'s one sync, and level at 16 KiB.
+ */
 static double alltoall_pairwise(machine *m, double s)
 {
     double n = m->ranks, L = flows(m);
-    return over_links(m, n - 1, L * (n - L) * s);
+    if (m->hosts > 1)
+        return over_links(m, n - 1, L * (n - L) * s);
+    double beta = staged_beta(m, 2 * n * s), ring = 2 * (n - 1) * s;
+    double exchange = beta > m->host_beta ? move(m, beta, ring, ring)
+                                          : move(m, m->host_attach_mem_beta, ring, ring);
+    return (n - 1) * (sync_cost(m) + m->host_alpha / 2) + exchange + move(m, beta, 2 * s, 0);
 }
 
 /*
@@ -536,6 +577,20 @@ static double neighbor(machine *m, double s, int degree)
            move(m, m->host_beta, (1.0 + degree) * s, 0);
 }
 
+double collie__cost_window(const struct collie__machine *m, enum collie__coll coll, size_t bytes)
+{
+    double s = (double)bytes;
+    switch (coll) {
+    case COLLIE_COLL_ALLREDUCE: return twoshot(m, s, 0);
+    case COLLIE_COLL_REDUCE: return oneshot(m, s, ROOT_SYNCED);
+    case COLLIE_COLL_BROADCAST: return broadcast_staged(m, s, 1);
+    case COLLIE_COLL_ALLGATHER: return allgather_staged(m, s);
+    case COLLIE_COLL_REDUCE_SCATTER: return reduce_scatter_staged(m, s);
+    case COLLIE_COLL_ALLTOALL: return alltoall_staged(m, s);
+    default: return HUGE_VAL;
+    }
+}
+
 double collie__cost(const struct collie__machine *m, enum collie__coll coll,
                     enum collie__algo_id algo, size_t bytes, int degree)
 {
@@ -543,8 +598,9 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
 #define PAIR(c, a) ((int)(c)*256 + (int)(a))
 #define C(name) COLLIE_COLL_##name
 #define A(name) COLLIE__ALGO_##name
-    /* adaptive's other branch: the collective's direct */
-    double single = algo == A(ADAPTIVE) ? collie__cost(m, coll, A(DIRECT), bytes, degree) : 0;
+    if (algo == A(ADAPTIVE))
+        return adaptive(m, collie__cost_window(m, coll, bytes),
+                        collie__cost(m, coll, A(DIRECT), bytes, degree));
     switch (PAIR(coll, algo)) {
     case PAIR(C(ALLREDUCE), A(ONESHOT)): return oneshot(m, s, EVERY_RANK);
     case PAIR(C(REDUCE), A(ONESHOT)): return oneshot(m, s, ROOT_ALONE);
@@ -552,13 +608,6 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(REDUCE), A(TWOSHOT)): return twoshot(m, s, 1);
     case PAIR(C(ALLREDUCE), A(DIRECT)):
     case PAIR(C(REDUCE), A(DIRECT)): return direct(m, s);
-    case PAIR(C(ALLREDUCE), A(ADAPTIVE)): return adaptive(m, twoshot(m, s, 0), single);
-    case PAIR(C(REDUCE), A(ADAPTIVE)): return adaptive(m, oneshot(m, s, ROOT_SYNCED), single);
-    case PAIR(C(BROADCAST), A(ADAPTIVE)): return adaptive(m, broadcast_staged(m, s), single);
-    case PAIR(C(ALLGATHER), A(ADAPTIVE)): return adaptive(m, allgather_staged(m, s), single);
-    case PAIR(C(REDUCE_SCATTER), A(ADAPTIVE)):
-        return adaptive(m, reduce_scatter_staged(m, s), single);
-    case PAIR(C(ALLTOALL), A(ADAPTIVE)): return adaptive(m, alltoall_staged(m, s), single);
     case PAIR(C(ALLREDUCE), A(RING)): return allreduce_ring(m, s);
     case PAIR(C(ALLREDUCE), A(RD)):
     case PAIR(C(REDUCE), A(RD)): return allreduce_rd(m, s);
@@ -567,7 +616,7 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(REDUCE), A(RING)): return reduce_ring(m, s);
     case PAIR(C(BROADCAST), A(TREE)): return broadcast_tree(m, s);
     case PAIR(C(REDUCE), A(TREE)): return reduce_tree(m, s);
-    case PAIR(C(BROADCAST), A(STAGED)): return broadcast_staged(m, s);
+    case PAIR(C(BROADCAST), A(STAGED)): return broadcast_staged(m, s, 0);
     case PAIR(C(BROADCAST), A(DIRECT)): return broadcast_direct(m, s);
     case PAIR(C(ALLGATHER), A(DIRECT)):
         return gather_direct(m, s, L * (L + 1) * s, attach_offered(m));

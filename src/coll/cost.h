@@ -106,4 +106,12 @@ int collie__machine_check(struct collie__machine *m, char *err, size_t errlen);
 double collie__cost(const struct collie__machine *m, enum collie__coll coll,
                     enum collie__algo_id algo, size_t bytes, int degree);
 
+/*
+ * The predicted seconds of adaptive's window branch (twoshot, a reduce's
+ * oneshot, the staged ones) for the same call, as adaptive runs it: after
+ * its probe, every rank synced, so a rooted collective's root runs no piece
+ * ahead of the others.  HUGE_VAL where coll has no adaptive.
+ */
+double collie__cost_window(const struct collie__machine *m, enum collie__coll coll, size_t bytes);
+
 #endif

@@ -46,14 +46,18 @@
 /*
  * Cross-memory attach between two ranks: of memory, fitted to 2 ranks' 64
  * MiB direct allreduce (docs/PERFORMANCE.md); in cache, and the call's own
- * cost, as `collie bench --tune` measured them (18.8-20.4 GB/s in the fast
- * state, 1.12-1.75 us in both: docs/SCALE.md).  A process_vm_readv loop
- * gave 11 GB/s and 2 us, which kept the single copies of the other
- * collectives off 32-64 KiB blocks, where they measured 1.2-4x faster than
- * the window.
+ * cost, as `collie bench --tune` measured them (1.12-1.75 us in every
+ * state: docs/SCALE.md).  The rate in cache was 18.8-20.4 GB/s in the near
+ * state; this machine now spends most of its time in a middle one, where
+ * it measured 7.1-13.3 GB/s (median 11, 2026-11-28).  The near state's
+ * rate kept the window off sizes where it measured faster in the middle
+ * one (2 ranks: an allgather of 32 KiB blocks 1.4x, a reduce of 256 KiB
+ * 1.4x), though slower where the CPUs share no cache (docs/PERFORMANCE.md,
+ * *Staged copies at the cache's rate*).  Where the window and the single
+ * copies come close, `adaptive` times both in the call (select.c).
  */
 #define HOST_CACHE_BYTES (32u << 20)
-#define HOST_ATTACH_BETA_BPS 19e9
+#define HOST_ATTACH_BETA_BPS 11e9
 #define HOST_ATTACH_MEM_BETA_BPS 4.7e9
 #define HOST_ATTACH_CALL_S 1.4e-6
 /*

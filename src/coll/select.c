@@ -152,6 +152,7 @@ static const struct collie__algo algos[] = {
     {A(STAGED), COLLIE_COLL_ALLTOALL, HOST, collie__alltoall_staged, 0},
     {A(DIRECT), COLLIE_COLL_ALLTOALL, HOST, collie__alltoall_direct, ATTACH},
     {A(ADAPTIVE), COLLIE_COLL_ALLTOALL, HOST, run_adaptive, ATTACH | PLACEMENT},
+    /* not ON_HOST: its ring crosses between CPUs that share no cache (docs/DESIGN.md) */
     {A(PAIRWISE), COLLIE_COLL_ALLTOALL, ANY, collie__alltoall_pairwise, 0},
     {A(SYNC), COLLIE_COLL_BARRIER, HOST, collie__barrier_sync, 0},
     {A(DISSEMINATION), COLLIE_COLL_BARRIER, ANY, collie__barrier_dissemination, 0},
@@ -337,7 +338,7 @@ static const struct collie__algo *placed(const struct collie__machine *m,
     const struct collie__algo *fixed = best != direct && best_far > FAR_RISK * d ? direct : best;
     if (best != direct && best->id != near_of(coll))
         return fixed;
-    double w = collie__cost(m, coll, near_of(coll), bytes, 1);
+    double w = collie__cost_window(m, coll, bytes);
     double learnt = collie__cost(m, coll, COLLIE__ALGO_ADAPTIVE, bytes, 1);
     int hedges = best != direct && learnt < d && learnt - w + d < best_far;
     int learns = (w < d ? d / w : w / d) <= LEARN_SPAN &&

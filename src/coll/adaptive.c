@@ -77,9 +77,10 @@ static struct collie__arms *arms_of(collie_comm *comm, const struct collie__op *
     return &comm->arms[(size_t)op->desc.coll * SIZE_CLASSES + (size_t)size_class];
 }
 
-collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op,
-                               collie__algo_fn window, collie__algo_fn direct)
+collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op)
 {
+    const enum collie__coll coll = (enum collie__coll)op->desc.coll;
+    const size_t bytes = op->count * op->elem_size;
     collie_status st = collie__win_sync(comm);
     double sync_s = 0;
     if (st == COLLIE_OK)
@@ -89,30 +90,37 @@ collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op,
 
     unsigned parity = collie__win_round(comm);
     struct collie__arms *arms = NULL;
+    int arm = 1; /* local rank 0's: 0 the window, 1 direct */
     if (comm->local_rank == 0) {
         struct collie__machine m;
-        collie__select_rates(&m);
+        collie__select_machine(comm, &m);
         double limit = m.host_far_sync * (comm->local_size - 1); /* a line from each peer */
         int placed_far = sync_s > limit;
         arms = placed_far ? NULL : arms_of(comm, op);
-        uint32_t verdict = arms ? (uint32_t)collie__arms_next(arms) : 1;
-        *(uint32_t *)collie__win_slot(comm, 0, parity) = verdict;
-        COLLIE_TRACE("coll", "%s: a sync in %.0f ns (far above %.0f): %s",
-                     collie__coll_name(op->desc.coll), sync_s * 1e9, limit * 1e9,
-                     placed_far ? "far" : "near");
+        arm = arms ? collie__arms_next(arms) : 1;
+        enum collie__algo_id run = arm ? COLLIE__ALGO_DIRECT : collie__window_algo(&m, coll, bytes);
+        *(uint32_t *)collie__win_slot(comm, 0, parity) = (uint32_t)run;
+        COLLIE_TRACE("coll", "%s: a sync in %.0f ns (far above %.0f): %s", collie__coll_name(coll),
+                     sync_s * 1e9, limit * 1e9, placed_far ? "far" : "near");
         if (arms)
             COLLIE_TRACE("coll", "%s of %zu bytes: window %.1f us, direct %.1f us: runs %s",
-                         collie__coll_name(op->desc.coll), op->count * op->elem_size,
-                         collie__arms_estimate(arms, 0) * 1e-3,
-                         collie__arms_estimate(arms, 1) * 1e-3, verdict ? "direct" : "window");
+                         collie__coll_name(coll), bytes, collie__arms_estimate(arms, 0) * 1e-3,
+                         collie__arms_estimate(arms, 1) * 1e-3,
+                         arm ? "direct" : collie__algo_name((int)run));
     }
     st = collie__win_sync(comm);
     if (st != COLLIE_OK)
         return st;
+    /* local rank 0's verdict, the algorithm included: every rank runs the same */
     uint32_t verdict = *(const uint32_t *)collie__win_slot(comm, 0, parity);
+    const struct collie__algo *branch = collie__select_entry(coll, (enum collie__algo_id)verdict);
+    if (!branch)
+        return collie__fail(comm, COLLIE_ERR_INTERNAL,
+                            "%s: local rank 0 chose algorithm %u, which it has not",
+                            collie__coll_name(coll), verdict);
     uint64_t t0 = collie__now_ns();
-    st = verdict ? direct(comm, op) : window(comm, op);
+    st = branch->run(comm, op);
     if (arms && st == COLLIE_OK)
-        collie__arms_record(arms, (int)verdict, collie__now_ns() - t0);
+        collie__arms_record(arms, arm, collie__now_ns() - t0);
     return st;
 }

@@ -121,17 +121,17 @@ collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie
  */
 unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece);
 /*
- * A window algorithm (twoshot, staged) or its single copy (direct), chosen
- * in the call by local rank 0 (adaptive.c): it tells from how fast the
- * ranks' CPUs hand each other a cache line whether the host placed them
- * near (sharing a cache) or far (a sync slower than the machine's
- * host_far_sync_us per peer).  Far, it runs direct; near, the one of the
- * two it timed faster at this collective and size (arms.c).  Every rank
- * runs its verdict.
+ * A window algorithm (twoshot, staged; an alltoall's pairwise exchange
+ * where the model prices it below staged: cost.h's collie__window_algo) or
+ * its single copy (direct), chosen in the call by local rank 0
+ * (adaptive.c): it tells from how fast the ranks' CPUs hand each other a
+ * cache line whether the host placed them near (sharing a cache) or far (a
+ * sync slower than the machine's host_far_sync_us per peer).  Far, it runs
+ * direct; near, the one of the two it timed faster at this collective and
+ * size (arms.c).  Every rank runs its verdict, the algorithm included.
  */
 #define COLLIE__ADAPTIVE_PROBES 8
-collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op,
-                               collie__algo_fn window, collie__algo_fn direct);
+collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op);
 collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__op *op);
 /* The same in one copy (shm.h's attach): each rank reads from the peers' own buffers. */
 collie_status collie__broadcast_direct(collie_comm *comm, const struct collie__op *op);
@@ -283,6 +283,9 @@ void collie__select_machine(const collie_comm *comm, struct collie__machine *m);
  */
 const struct collie__algo *collie__select_on(const struct collie__machine *m, int coll,
                                              size_t bytes);
+
+/* Algorithm `id` of collective coll, or NULL where coll has none. */
+const struct collie__algo *collie__select_entry(int coll, enum collie__algo_id id);
 
 /* The algorithm `name` of collective coll, or NULL. */
 const struct collie__algo *collie__select_named(int coll, const char *name);

@@ -577,6 +577,20 @@ static double neighbor(machine *m, double s, int degree)
            move(m, m->host_beta, (1.0 + degree) * s, 0);
 }
 
+enum collie__algo_id collie__window_algo(const struct collie__machine *m, enum collie__coll coll,
+                                         size_t bytes)
+{
+    double s = (double)bytes;
+    switch (coll) {
+    case COLLIE_COLL_ALLREDUCE: return COLLIE__ALGO_TWOSHOT;
+    case COLLIE_COLL_REDUCE: return COLLIE__ALGO_ONESHOT;
+    case COLLIE_COLL_ALLTOALL:
+        return alltoall_pairwise(m, s) < alltoall_staged(m, s) ? COLLIE__ALGO_PAIRWISE
+                                                               : COLLIE__ALGO_STAGED;
+    default: return COLLIE__ALGO_STAGED;
+    }
+}
+
 double collie__cost_window(const struct collie__machine *m, enum collie__coll coll, size_t bytes)
 {
     double s = (double)bytes;
@@ -586,7 +600,10 @@ double collie__cost_window(const struct collie__machine *m, enum collie__coll co
     case COLLIE_COLL_BROADCAST: return broadcast_staged(m, s, 1);
     case COLLIE_COLL_ALLGATHER: return allgather_staged(m, s);
     case COLLIE_COLL_REDUCE_SCATTER: return reduce_scatter_staged(m, s);
-    case COLLIE_COLL_ALLTOALL: return alltoall_staged(m, s);
+    case COLLIE_COLL_ALLTOALL: {
+        double staged = alltoall_staged(m, s), pairwise = alltoall_pairwise(m, s);
+        return pairwise < staged ? pairwise : staged; /* collie__window_algo's */
+    }
     default: return HUGE_VAL;
     }
 }

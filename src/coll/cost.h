@@ -107,10 +107,20 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
                     enum collie__algo_id algo, size_t bytes, int degree);
 
 /*
- * The predicted seconds of adaptive's window branch (twoshot, a reduce's
- * oneshot, the staged ones) for the same call, as adaptive runs it: after
- * its probe, every rank synced, so a rooted collective's root runs no piece
- * ahead of the others.  HUGE_VAL where coll has no adaptive.
+ * The window algorithm adaptive runs for a call of `bytes` of coll where
+ * the CPUs share a cache: twoshot, a reduce's oneshot (its root reducing
+ * alone), the staged ones; for an alltoall, the pairwise exchange through
+ * the pairs' rings where it costs less than staged (measured at 2 ranks,
+ * 16 KiB-4 MiB: 1.2-1.6x ahead of staged and direct, but 1.8-2.5x behind
+ * direct where the CPUs share no cache, which adaptive hedges).
+ */
+enum collie__algo_id collie__window_algo(const struct collie__machine *m, enum collie__coll coll,
+                                         size_t bytes);
+
+/*
+ * The predicted seconds of that branch for the same call, as adaptive runs
+ * it: after its probe, every rank synced, so a rooted collective's root
+ * runs no piece ahead of the others.  HUGE_VAL where coll has no adaptive.
  */
 double collie__cost_window(const struct collie__machine *m, enum collie__coll coll, size_t bytes);
 

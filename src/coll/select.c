@@ -114,8 +114,6 @@ static collie_status reduce_direct(collie_comm *c, const struct collie__op *op)
 {
     return collie__direct(c, op, op->root);
 }
-/* Every collective's adaptive: its window algorithm or its direct one (entries of the table). */
-static collie_status run_adaptive(collie_comm *c, const struct collie__op *op);
 
 /* The order is only that of `collie info`: what identifies an entry is (coll, id). */
 #define HOST COLLIE_SCOPE_HOST
@@ -125,7 +123,7 @@ static const struct collie__algo algos[] = {
     {A(ONESHOT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_oneshot, 0},
     {A(TWOSHOT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_twoshot, 0},
     {A(DIRECT), COLLIE_COLL_ALLREDUCE, HOST, allreduce_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_ALLREDUCE, HOST, run_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_ALLREDUCE, HOST, collie__adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_ring, 0},
     {A(RD), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rd, 0},
     {A(RABENSEIFNER), COLLIE_COLL_ALLREDUCE, ANY, collie__allreduce_rab, 0},
@@ -133,25 +131,25 @@ static const struct collie__algo algos[] = {
     {A(ONESHOT), COLLIE_COLL_REDUCE, HOST, reduce_oneshot, 0},
     {A(TWOSHOT), COLLIE_COLL_REDUCE, HOST, reduce_twoshot, 0},
     {A(DIRECT), COLLIE_COLL_REDUCE, HOST, reduce_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_REDUCE, HOST, run_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_REDUCE, HOST, collie__adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_REDUCE, ANY, collie__reduce_ring, 0},
     {A(RD), COLLIE_COLL_REDUCE, ANY, collie__reduce_rd, 0},
     {A(TREE), COLLIE_COLL_REDUCE, ANY, collie__reduce_tree, ON_HOST | FORCED_ACROSS},
     {A(STAGED), COLLIE_COLL_BROADCAST, HOST, collie__broadcast_staged, 0},
     {A(DIRECT), COLLIE_COLL_BROADCAST, HOST, collie__broadcast_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_BROADCAST, HOST, run_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_BROADCAST, HOST, collie__adaptive, ATTACH | PLACEMENT},
     {A(TREE), COLLIE_COLL_BROADCAST, ANY, collie__broadcast_tree, ON_HOST},
     {A(STAGED), COLLIE_COLL_ALLGATHER, HOST, collie__allgather_staged, 0},
     {A(DIRECT), COLLIE_COLL_ALLGATHER, HOST, collie__allgather_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_ALLGATHER, HOST, run_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_ALLGATHER, HOST, collie__adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_ALLGATHER, ANY, collie__allgather_ring, 0},
     {A(STAGED), COLLIE_COLL_REDUCE_SCATTER, HOST, collie__reduce_scatter_staged, 0},
     {A(DIRECT), COLLIE_COLL_REDUCE_SCATTER, HOST, collie__reduce_scatter_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_REDUCE_SCATTER, HOST, run_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_REDUCE_SCATTER, HOST, collie__adaptive, ATTACH | PLACEMENT},
     {A(RING), COLLIE_COLL_REDUCE_SCATTER, ANY, collie__reduce_scatter_ring, 0},
     {A(STAGED), COLLIE_COLL_ALLTOALL, HOST, collie__alltoall_staged, 0},
     {A(DIRECT), COLLIE_COLL_ALLTOALL, HOST, collie__alltoall_direct, ATTACH},
-    {A(ADAPTIVE), COLLIE_COLL_ALLTOALL, HOST, run_adaptive, ATTACH | PLACEMENT},
+    {A(ADAPTIVE), COLLIE_COLL_ALLTOALL, HOST, collie__adaptive, ATTACH | PLACEMENT},
     /* not ON_HOST: its ring crosses between CPUs that share no cache (docs/DESIGN.md) */
     {A(PAIRWISE), COLLIE_COLL_ALLTOALL, ANY, collie__alltoall_pairwise, 0},
     {A(SYNC), COLLIE_COLL_BARRIER, HOST, collie__barrier_sync, 0},
@@ -175,6 +173,11 @@ static const struct collie__algo *entry(int coll, int id)
         if ((int)algos[i].coll == coll && (int)algos[i].id == id)
             return &algos[i];
     return NULL;
+}
+
+const struct collie__algo *collie__select_entry(int coll, enum collie__algo_id id)
+{
+    return entry(coll, (int)id);
 }
 
 static const struct collie__algo *find(int coll, const char *name, size_t len)
@@ -277,9 +280,9 @@ collie_status collie__select_check_forced(collie_comm *comm)
 }
 
 /*
- * The window algorithm that adaptive runs where the CPUs share a cache: the
- * fastest there (a reduce's root reducing alone in oneshot: 1.2-1.6x ahead
- * of twoshot at 2 ranks from 16 KiB to 64 MiB, docs/PERFORMANCE.md).
+ * The window algorithm of the select table that adaptive stands for: the
+ * one whose place it may take (what it runs near is cost.h's
+ * collie__window_algo: for an alltoall, pairwise where that is cheaper).
  */
 static enum collie__algo_id near_of(enum collie__coll coll)
 {
@@ -290,12 +293,6 @@ static enum collie__algo_id near_of(enum collie__coll coll)
     }
 }
 
-static collie_status run_adaptive(collie_comm *c, const struct collie__op *op)
-{
-    enum collie__coll coll = (enum collie__coll)op->desc.coll;
-    return collie__adaptive(c, op, entry(coll, near_of(coll))->run,
-                            entry(coll, COLLIE__ALGO_DIRECT)->run);
-}
 
 /*
  * The model's choice `best`, made on the rates of CPUs that share a cache,

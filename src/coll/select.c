@@ -293,7 +293,6 @@ static enum collie__algo_id near_of(enum collie__coll coll)
     }
 }
 
-
 /*
  * The model's choice `best`, made on the rates of CPUs that share a cache,
  * weighed against what the rates cannot know: the placement a virtual

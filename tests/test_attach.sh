@@ -10,15 +10,16 @@ collie=$1 deny=$2 test_coll=$3
 export COLLIE_TEST_MAX_COUNT=262144 COLLIE_TIMEOUT=30
 
 # Where the kernel allows it (this machine), the model runs on 2 ranks a broadcast's direct
-# at 64 KiB, and from 1 MiB adaptive, which runs it or the window as it finds the CPUs'
-# placement and times them; an allreduce's adaptive from 32 KiB, an alltoall's from 64 KiB.
+# at 256 KiB, and adaptive at 64 KiB and from 1 MiB, which runs it or the window as it finds
+# the CPUs' placement and times them; an allreduce's adaptive from 32 KiB, an alltoall's
+# from 64 KiB.
 expect_status 0 "$collie" run -n 2 "$collie" info
 expect_output "cross-memory attach between this host's ranks: on"
 expect_output "^  allreduce +oneshot +oneshot +adaptive +adaptive +adaptive +adaptive\$"
-expect_output "^  broadcast +tree +tree +direct +adaptive +adaptive +adaptive\$"
+expect_output "^  broadcast +tree +tree +adaptive +adaptive +adaptive +adaptive\$"
 expect_output "^  alltoall +staged +staged +adaptive +adaptive +adaptive +adaptive\$"
 expect_status 0 env COLLIE_DEBUG=INFO "$collie" run -n 2 "$test_coll" broadcast
-expect_output "broadcast of [0-9]+ bytes on 2 ranks: direct \(cost model\)"
+expect_output "broadcast of [0-9]+ bytes on 2 ranks: (direct|adaptive) \(cost model\)"
 # adaptive: local rank 0's verdict is every rank's, even where the ranks' settings
 # would judge the same sync apart (rank 0 far, rank 1 near here).
 sim=$(dirname "$0")/sim
@@ -45,6 +46,11 @@ expect_status 0 env COLLIE_DEBUG=TRACE COLLIE_ALGO=alltoall:adaptive \
 for algo in staged pairwise direct; do
     expect_output "alltoall of [0-9]+ bytes: window [0-9.]+ us, direct [0-9.]+ us: runs $algo\$"
 done
+# The probe: in the first call, then once a millisecond at most; the calls between sync once.
+probes=$(printf '%s\n' "$out" | grep -c "alltoall: a sync in")
+calls=$(printf '%s\n' "$out" | grep -c ": runs ")
+[ "$probes" -ge 2 ] && [ "$probes" -lt "$calls" ] ||
+    fail "$probes probes in $calls calls: not the first and then once a millisecond"
 
 # Refused by the kernel, on every rank, or on one rank only: all stage (the window where
 # direct ran above: twoshot, and for reduce oneshot, whose root reduces alone), exactly.
@@ -65,7 +71,8 @@ for who in all 1; do
         window=twoshot
         [ $coll = reduce ] && window=oneshot
         expect_output "$coll of [0-9]+ bytes on 2 ranks: $window \(cost model\)"
-        printf '%s\n' "$out" | grep -q ": direct (cost model)" && fail "direct chosen where refused: $out"
+        printf '%s\n' "$out" | grep -qE ": (direct|adaptive) \(cost model\)" &&
+            fail "a single copy chosen where refused: $out"
     done
 done
 # Forced where refused: every rank fails init, naming the cause.

@@ -167,10 +167,10 @@ static void hand_computed(void)
     expect_us(&attach, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1 << 17,
               2 + 1 + 131072 / 4e3 + 2 * 131072 / 1e3, "alltoall direct, 2 ranks");
     /*
-     * adaptive: publish, 8 probes and the verdict, 10 syncs, then the cheaper of
-     * twoshot (2 + 3 + 1.25) and direct (4 + 0.25 + 1 + 0.5), as it learns them
+     * adaptive: its own three syncs (the verdict's, rank 0's bookkeeping and tries), then
+     * the cheaper of twoshot (2 + 3 + 1.25) and direct (4 + 0.25 + 1 + 0.5), as it learns them
      */
-    expect_us(&attach, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ADAPTIVE, 1000, 10 + 4 + 0.25 + 1 + 0.5,
+    expect_us(&attach, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ADAPTIVE, 1000, 3 + 4 + 0.25 + 1 + 0.5,
               "adaptive");
     CHECK(isinf(collie__cost(&four, COLLIE_COLL_REDUCE, COLLIE__ALGO_ADAPTIVE, 65536, 1)),
           "adaptive is offered where direct is not");
@@ -412,7 +412,7 @@ static void choice(void)
     /*
      * 1 MB on 2 ranks with cross-memory attach of memory at 0.25 GB/s: twoshot
      * 4258 us, direct 5504, within 1.6x (LEARN_SPAN) of each other: adaptive,
-     * its 10 syncs (10 us) over twoshot's time, times them in the call.  Where
+     * its three syncs (3 us) over twoshot's time, times them in the call.  Where
      * direct takes over 1.6x twoshot's time (at 0.05 GB/s: 21504 us), twoshot;
      * at 2 GB/s (2004 us), over 1.6x faster, direct; without attach, twoshot.
      */
@@ -436,8 +436,8 @@ static void choice(void)
      * (4 syncs, 4 MB and 1 MB into the slots at 2 and 4 GB/s); the same with
      * its reads at the far rate, 0.25 GB/s, 10004.  Direct at 0.15 GB/s takes
      * 8171, over 1.6x oneshot's time, so adaptive does not learn; but it hedges:
-     * its probe and oneshot from a synced start, 2827, beat direct near, and
-     * far its probe and direct, 8743, beat oneshot's 10004.
+     * its three syncs and oneshot from a synced start, 2820, beat direct near,
+     * and far its syncs and direct, 8174, beat oneshot's 10004.
      */
     struct collie__machine alone = two;
     alone.host_alone_gain = 2;
@@ -450,7 +450,8 @@ static void choice(void)
                   "oneshot where far CPUs do not slow it and direct is over 1.6x slower");
     /*
      * 4 KB with the far rate at 0.02 GB/s: oneshot 10.2 us near, 513 far, over
-     * FAR_RISK (2.5) times direct's 11.2; adaptive's probe would double it.
+     * FAR_RISK (2.5) times direct's 11.2; adaptive's oneshot from a synced
+     * start, 19.4, is over 1.6x direct's, and adaptive would not beat it near.
      */
     alone.host_far_cache_beta = 0.02e9;
     alone.host_attach_mem_beta = 0.25e9;
@@ -483,16 +484,14 @@ static void choice(void)
         expect_choice(&own, COLLIE_COLL_ALLREDUCE, want[k].bytes, want[k].allreduce, what);
     }
     /*
-     * An allgather of 32 KiB blocks there, its single copies at 19 GB/s:
-     * staged 8.7 us, direct 8.2, adaptive 11.0, over 30% (PROBE_SHARE) above
-     * direct: direct.  Of 64 KiB (17.1, 14.4, 17.2): adaptive.
+     * An allgather of 8 KiB blocks there: staged 2.38 us, direct 3.83,
+     * adaptive 3.22, over 30% (PROBE_SHARE) above staged: staged, though
+     * it would hedge the placement.  Of 32 KiB (8.70, 9.46, 9.54): adaptive.
      */
-    struct collie__machine quick = own;
-    quick.host_attach_beta = 19e9;
-    expect_choice(&quick, COLLIE_COLL_ALLGATHER, 32768, COLLIE__ALGO_DIRECT,
-                  "direct where the probe would add over 30%");
-    expect_choice(&quick, COLLIE_COLL_ALLGATHER, 65536, COLLIE__ALGO_ADAPTIVE,
-                  "adaptive where the probe adds under 30%");
+    expect_choice(&own, COLLIE_COLL_ALLGATHER, 8192, COLLIE__ALGO_STAGED,
+                  "staged where adaptive would add over 30%");
+    expect_choice(&own, COLLIE_COLL_ALLGATHER, 32768, COLLIE__ALGO_ADAPTIVE,
+                  "adaptive where it adds under 30%");
     /*
      * Alltoall of 2 ranks at the library's rates: staged up to 8 KiB blocks,
      * then adaptive, where staged's copies at the cache's rate come within

@@ -14,22 +14,26 @@
  * both.  Neither is right in both placements, and a cost model on fixed
  * rates cannot see which one the call runs in.
  *
- * So the call measures it.  Every rank syncs once (the descriptors are
- * compared there), then COLLIE__ADAPTIVE_PROBES more times, local rank 0
- * timing each.  The fastest of them is a cache line's trip between the
- * ranks' CPUs plus the sync's own code: a rank preempted in one of them
- * does not count.  Far apart, direct runs: the window is 2-3x slower
- * there, as the model knows.  Near, the placement is not all that decides:
- * between near and far lies a middle state the probe cannot tell from
- * near, where the window won by 1.2-1.6x, and the rate of a cross-memory
- * read changes from day to day.  So there local rank 0 also times what
- * each call runs, per collective and size (a power of two), and runs the
- * faster of the two as arms.c learns it, the slower again now and then
- * (its timings are the near placement's alone).  It puts its verdict in its
- * slot of a round of its own, one more sync, and every rank runs the
- * algorithm rank 0 chose, so all run the same one.  About ten syncs: at 2
- * ranks the call took 1.3-2.9 us more than its branch alone, and the model
- * runs adaptive only where that adds under 30% (select.c).
+ * So the calls measure it.  Every COLLIE__ADAPTIVE_PROBE_NS (a millisecond)
+ * at most, a call probes: every rank syncs COLLIE__ADAPTIVE_PROBES times,
+ * local rank 0 timing each (the first also compares the descriptors).  The
+ * fastest of them is a cache line's trip between the ranks' CPUs plus the
+ * sync's own code: a rank preempted in one of them does not count.  Far
+ * apart, direct runs: the window is 2-3x slower there, as the model knows.
+ * The calls between trust that finding; the host's moves of the vCPUs come
+ * seconds apart (docs/PERFORMANCE.md), so a move costs at most a
+ * millisecond of calls in the wrong placement.  Near, the placement is not
+ * all that decides: between near and far lies a middle state the probe
+ * cannot tell from near, where the window won by 1.2-1.6x, and the rate
+ * of a cross-memory read changes from day to day.  So there local rank 0
+ * also times what each call runs, per collective and size (a power of
+ * two), and runs the faster of the two as arms.c learns it, the slower
+ * again now and then (its timings are the near placement's alone).  It
+ * puts its verdict in its slot for the call's sync: the algorithm, and
+ * whether the next call probes; every rank runs the algorithm rank 0
+ * chose, so all run the same one, and all probe alike.  A call that does
+ * not probe costs one sync more than its branch; one that does, nine (at
+ * 2 ranks 1.3-2.9 us, measured when every call probed).
  *
  * The two branches may order a reduction's sums differently: a float sum
  * of one input may differ in its last bits between calls, as it may in
@@ -77,16 +81,22 @@ static struct collie__arms *arms_of(collie_comm *comm, const struct collie__op *
     return &comm->arms[(size_t)op->desc.coll * SIZE_CLASSES + (size_t)size_class];
 }
 
+/* Local rank 0's verdict word: the algorithm every rank runs, and whether the next call probes. */
+#define VERDICT_ALGO 0xffffu
+#define VERDICT_SKIP_PROBE (1u << 16)
+
 collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op)
 {
     const enum collie__coll coll = (enum collie__coll)op->desc.coll;
     const size_t bytes = op->count * op->elem_size;
-    collie_status st = collie__win_sync(comm);
+    struct collie__placement *placed = &comm->placement;
     double sync_s = 0;
-    if (st == COLLIE_OK)
-        st = probe(comm, &sync_s);
-    if (st != COLLIE_OK)
-        return st;
+    const int probing = !placed->skip_probe; /* the same on every rank: the last verdict's */
+    if (probing) {
+        collie_status st = probe(comm, &sync_s);
+        if (st != COLLIE_OK)
+            return st;
+    }
 
     unsigned parity = collie__win_round(comm);
     struct collie__arms *arms = NULL;
@@ -94,30 +104,40 @@ collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op)
     if (comm->local_rank == 0) {
         struct collie__machine m;
         collie__select_machine(comm, &m);
-        double limit = m.host_far_sync * (comm->local_size - 1); /* a line from each peer */
-        int placed_far = sync_s > limit;
-        arms = placed_far ? NULL : arms_of(comm, op);
+        uint64_t now = collie__now_ns();
+        if (probing) {
+            double limit = m.host_far_sync * (comm->local_size - 1); /* a line from each peer */
+            placed->far = sync_s > limit;
+            placed->probed_ns = now;
+            COLLIE_TRACE("coll", "%s: a sync in %.0f ns (far above %.0f): %s",
+                         collie__coll_name(coll), sync_s * 1e9, limit * 1e9,
+                         placed->far ? "far" : "near");
+        }
+        arms = placed->far ? NULL : arms_of(comm, op);
         arm = arms ? collie__arms_next(arms) : 1;
         enum collie__algo_id run = arm ? COLLIE__ALGO_DIRECT : collie__window_algo(&m, coll, bytes);
-        *(uint32_t *)collie__win_slot(comm, 0, parity) = (uint32_t)run;
-        COLLIE_TRACE("coll", "%s: a sync in %.0f ns (far above %.0f): %s", collie__coll_name(coll),
-                     sync_s * 1e9, limit * 1e9, placed_far ? "far" : "near");
+        int skip = now - placed->probed_ns < COLLIE__ADAPTIVE_PROBE_NS;
+        *(uint32_t *)collie__win_slot(comm, 0, parity) =
+            (uint32_t)run | (skip ? VERDICT_SKIP_PROBE : 0);
         if (arms)
             COLLIE_TRACE("coll", "%s of %zu bytes: window %.1f us, direct %.1f us: runs %s",
                          collie__coll_name(coll), bytes, collie__arms_estimate(arms, 0) * 1e-3,
                          collie__arms_estimate(arms, 1) * 1e-3,
                          arm ? "direct" : collie__algo_name((int)run));
     }
-    st = collie__win_sync(comm);
+    /* a call that does not probe compares the ranks' descriptors here */
+    collie_status st = collie__win_sync(comm);
     if (st != COLLIE_OK)
         return st;
-    /* local rank 0's verdict, the algorithm included: every rank runs the same */
+    /* local rank 0's verdict, the algorithm included: every rank runs the same, and probes alike */
     uint32_t verdict = *(const uint32_t *)collie__win_slot(comm, 0, parity);
-    const struct collie__algo *branch = collie__select_entry(coll, (enum collie__algo_id)verdict);
+    placed->skip_probe = (verdict & VERDICT_SKIP_PROBE) != 0;
+    const struct collie__algo *branch =
+        collie__select_entry(coll, (enum collie__algo_id)(verdict & VERDICT_ALGO));
     if (!branch)
         return collie__fail(comm, COLLIE_ERR_INTERNAL,
                             "%s: local rank 0 chose algorithm %u, which it has not",
-                            collie__coll_name(coll), verdict);
+                            collie__coll_name(coll), verdict & VERDICT_ALGO);
     uint64_t t0 = collie__now_ns();
     st = branch->run(comm, op);
     if (arms && st == COLLIE_OK)

@@ -131,6 +131,8 @@ unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece
  * size (arms.c).  Every rank runs its verdict, the algorithm included.
  */
 #define COLLIE__ADAPTIVE_PROBES 8
+/* How long local rank 0 trusts a probe's finding: calls within it sync once, and do not probe. */
+#define COLLIE__ADAPTIVE_PROBE_NS 1000000u
 collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op);
 collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__op *op);
 /* The same in one copy (shm.h's attach): each rank reads from the peers' own buffers. */

@@ -262,16 +262,21 @@ static double reduce_scatter_direct(machine *m, double s)
 }
 
 /*
- * Adaptive (adaptive.c): a sync, the probing syncs, the verdict's sync, then
- * the faster of `window` (twoshot, staged: its cost here) and `direct`, as
- * it learns them by timing both (arms.c), so the faster as these rates see
- * them; select.c runs it where the rates may be wrong about which.
+ * Adaptive (adaptive.c): the faster of `window` (collie__cost_window) and
+ * `direct`, as it learns them by timing both (arms.c), so the faster as
+ * these rates see them; select.c runs it where the rates may be wrong
+ * about which.  Its own cost: the verdict's sync, local rank 0's
+ * bookkeeping and its tries of the slower branch, measured at 2 ranks,
+ * 16 KiB, as 0.25-0.9 us over the window it ran, about three syncs.  Its
+ * probe's syncs come once a millisecond (COLLIE__ADAPTIVE_PROBE_NS): no
+ * call's share of them counts.
  */
+#define ADAPTIVE_SYNCS 3
 static double adaptive(machine *m, double window, double direct)
 {
     if (!attach_offered(m))
         return HUGE_VAL;
-    return (COLLIE__ADAPTIVE_PROBES + 2) * sync_cost(m) + (window < direct ? window : direct);
+    return ADAPTIVE_SYNCS * sync_cost(m) + (window < direct ? window : direct);
 }
 
 /*

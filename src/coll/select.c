@@ -302,19 +302,20 @@ static enum collie__algo_id near_of(enum collie__coll coll)
  *
  * First the choice on the rates alone: direct where `best` would take over
  * FAR_RISK times direct's time far apart, else `best`.  Where `best` is the
- * window adaptive runs or direct, adaptive instead (its probe, then the
- * window or direct as it finds the placement, and near, as it times them:
- * arms.c) in either of two cases:
+ * window adaptive stands for or direct, adaptive instead (the window or
+ * direct as its probe finds the placement, and near, as it times them:
+ * arms.c), where it adds under PROBE_SHARE to the choice on the rates
+ * alone, in either of two cases:
  *   - it hedges: near, it beats direct, and far, where it runs direct, it
  *     beats `best`;
  *   - it learns: the window and direct are within LEARN_SPAN of each other
- *     here, and its probe leaves it within PROBE_SHARE of the choice on
- *     the rates alone.  Measured at 2 ranks in the middle state, the window
- *     beat direct by 1.2-1.6x where the rates put it up to 1.4x behind
- *     (allreduce, reduce_scatter, a broadcast's 16 MiB), and only tied where
- *     they put it 1.8x behind (alltoall), whose probe then cost 10% far
- *     apart.  The rates put the probe's ten syncs at 2.8 us on 2 ranks;
- *     measured, adaptive took 1.3-2.9 us more than the window it ran (16 KiB-1 MiB).
+ *     here.  Measured at 2 ranks in the middle state, the window beat
+ *     direct by 1.2-1.6x where the rates put it up to 1.4x behind
+ *     (allreduce, reduce_scatter, a broadcast's 16 MiB), and only tied
+ *     where they put it 1.8x behind (alltoall).
+ * The rates put adaptive's own cost at three syncs, 0.84 us on 2 ranks;
+ * measured, it took 0.25-0.9 us more than the window it ran at 16 KiB
+ * (while every call probed, ten syncs, 1.3-2.9 us).
  */
 #define FAR_RISK 2.5
 #define LEARN_SPAN 1.6
@@ -336,10 +337,10 @@ static const struct collie__algo *placed(const struct collie__machine *m,
         return fixed;
     double w = collie__cost_window(m, coll, bytes);
     double learnt = collie__cost(m, coll, COLLIE__ALGO_ADAPTIVE, bytes, 1);
+    int affordable = learnt <= (1 + PROBE_SHARE) * collie__cost(m, coll, fixed->id, bytes, 1);
     int hedges = best != direct && learnt < d && learnt - w + d < best_far;
-    int learns = (w < d ? d / w : w / d) <= LEARN_SPAN &&
-                 learnt <= (1 + PROBE_SHARE) * collie__cost(m, coll, fixed->id, bytes, 1);
-    return hedges || learns ? adaptive : fixed;
+    int learns = (w < d ? d / w : w / d) <= LEARN_SPAN;
+    return affordable && (hedges || learns) ? adaptive : fixed;
 }
 
 const struct collie__algo *collie__select_on(const struct collie__machine *m, int coll,

@@ -123,6 +123,16 @@ struct collie_comm {
     } last_choice[COLLIE_COLL_COUNT];
     /* coll/adaptive.c's timings of its branches, local rank 0's: NULL until its first call */
     struct collie__arms *arms;
+    /*
+     * coll/adaptive.c's placement of the host's CPUs: whether its next call
+     * skips the probe (every rank's copy, from local rank 0's last verdict;
+     * 0 until then: the first call probes), and local rank 0's last finding
+     * and when it probed.
+     */
+    struct collie__placement {
+        uint64_t probed_ns;
+        uint8_t far, skip_probe;
+    } placement;
     double link_alpha, link_beta; /* measured at init between hosts (coll/link_probe.c); 0: not */
     int link_stripes; /* connections a large message to another host is striped over: 1 on a
                          link one connection fills (coll/link_probe.c), else 0: all of them */

@@ -11,8 +11,7 @@ export COLLIE_TEST_MAX_COUNT=262144 COLLIE_TIMEOUT=30
 
 # Where the kernel allows it (this machine), the model runs on 2 ranks a broadcast's direct
 # at 256 KiB, and adaptive at 64 KiB and from 1 MiB, which runs it or the window as it finds
-# the CPUs' placement and times them; an allreduce's adaptive from 32 KiB, an alltoall's
-# from 64 KiB.
+# the CPUs' placement and times them; an allreduce's and an alltoall's adaptive from 32 KiB.
 expect_status 0 "$collie" run -n 2 "$collie" info
 expect_output "cross-memory attach between this host's ranks: on"
 expect_output "^  allreduce +oneshot +oneshot +adaptive +adaptive +adaptive +adaptive\$"

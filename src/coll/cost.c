@@ -130,7 +130,7 @@ enum shot {
     EVERY_RANK,  /* allreduce: every rank reduces */
     ROOT_ALONE,  /* reduce: the others return after the sync and copy their next input in
                     (of the next round, and of the next call) while the root reduces */
-    ROOT_SYNCED, /* the same in a call that starts with every rank synced (adaptive's probe):
+    ROOT_SYNCED, /* the same in a call that starts with every rank synced (adaptive's sync):
                     its first round runs as an allreduce's, the root waiting on every copy
                     (measured: 20 us more than ROOT_ALONE at 2 ranks from 256 KiB) */
 };
@@ -300,7 +300,7 @@ static double staged_beta(machine *m, double held)
  * way, the root's copy of one call under the others' of the one before;
  * beyond, not all the way: measured at 2 ranks, 64 MiB takes what 1.5 s of
  * memory traffic takes (docs/SCALE.md).  In a call that starts with every
- * rank synced (adaptive's probe), the root's copy of the first piece runs
+ * rank synced (adaptive's verdict), the root's copy of the first piece runs
  * alone (measured at 2 ranks, 256 KiB: 19 us, where `staged` took 11).
  */
 static double broadcast_staged(machine *m, double s, int synced)

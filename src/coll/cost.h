@@ -119,7 +119,7 @@ enum collie__algo_id collie__window_algo(const struct collie__machine *m, enum c
 
 /*
  * The predicted seconds of that branch for the same call, as adaptive runs
- * it: after its probe, every rank synced, so a rooted collective's root
+ * it: after its verdict's sync, every rank synced, so a rooted collective's root
  * runs no piece ahead of the others.  HUGE_VAL where coll has no adaptive.
  */
 double collie__cost_window(const struct collie__machine *m, enum collie__coll coll, size_t bytes);

@@ -605,10 +605,10 @@ double collie__cost_window(const struct collie__machine *m, enum collie__coll co
     case COLLIE_COLL_BROADCAST: return broadcast_staged(m, s, 1);
     case COLLIE_COLL_ALLGATHER: return allgather_staged(m, s);
     case COLLIE_COLL_REDUCE_SCATTER: return reduce_scatter_staged(m, s);
-    case COLLIE_COLL_ALLTOALL: {
-        double staged = alltoall_staged(m, s), pairwise = alltoall_pairwise(m, s);
-        return pairwise < staged ? pairwise : staged; /* collie__window_algo's */
-    }
+    case COLLIE_COLL_ALLTOALL:
+        return collie__window_algo(m, coll, bytes) == COLLIE__ALGO_PAIRWISE
+                   ? alltoall_pairwise(m, s)
+                   : alltoall_staged(m, s);
     default: return HUGE_VAL;
     }
 }

@@ -69,6 +69,8 @@ static void expect_sticky(collie_status want)
     CHECK(st == want, "sticky: got %s, want %s", collie_strerror(st), collie_strerror(want));
     st = collie_barrier(comm);
     CHECK(st == want, "sticky barrier: got %s", collie_strerror(st));
+    st = collie_allgather(comm, NULL, NULL, 0, COLLIE_FLOAT32); /* moves nothing, still checked */
+    CHECK(st == want, "sticky empty allgather: got %s", collie_strerror(st));
     CHECK(test_seconds() - t0 < 0.5, "sticky failure took %.2f s", test_seconds() - t0);
 }
 
@@ -110,6 +112,16 @@ static void badargs(void)
                    COLLIE_ERR_INVALID_ARG, "overflow", "count overflow across the ranks");
         expect(collie_alltoall(comm, x, NULL, 1, COLLIE_INT8), COLLIE_ERR_INVALID_ARG,
                "recvbuf is NULL", "alltoall NULL recvbuf");
+        /* a call that moves nothing has its arguments checked all the same */
+        expect(collie_allgather(comm, NULL, NULL, 0, (collie_dtype)(COLLIE_INT64 + 1)),
+               COLLIE_ERR_INVALID_ARG, "dtype=8", "bad dtype, count 0");
+        expect(collie_reduce_scatter(comm, NULL, NULL, 0, COLLIE_INT32, (collie_op)5),
+               COLLIE_ERR_INVALID_ARG, "op=5", "bad op, count 0");
+        snprintf(peer, sizeof peer, "root=%d", size);
+        expect(collie_broadcast(comm, NULL, 0, COLLIE_FLOAT32, size), COLLIE_ERR_INVALID_ARG, peer,
+               "root too large, count 0");
+        expect(collie_reduce(comm, NULL, NULL, 0, COLLIE_FLOAT32, COLLIE_SUM, -1),
+               COLLIE_ERR_INVALID_ARG, "root=-1", "negative root, count 0");
         /* an invalid call writes nothing: y was the output of most of them */
         CHECK(!memcmp(y, y0, sizeof y), "an invalid call wrote its output buffer");
         CHECK(collie_allreduce(NULL, x, y, 1, COLLIE_FLOAT32, COLLIE_SUM) == COLLIE_ERR_INVALID_ARG,
@@ -124,9 +136,14 @@ static void badargs(void)
         double dt = collie_wtime() - t0;
         CHECK(dt >= 0.019 && dt < 5, "collie_wtime measured %g s across a 20 ms sleep", dt);
     }
-    /* count == 0 is a no-op, even with NULL buffers, on every rank */
+    /* count == 0 is a no-op, even with NULL buffers, on every rank, and counted */
+    unsigned long long ops0 = 0, ops1 = 0;
+    CHECK_OK(comm, collie_get_counters(comm, &ops0, NULL));
     CHECK_OK(comm, collie_allreduce(comm, NULL, NULL, 0, COLLIE_FLOAT32, COLLIE_SUM));
     CHECK_OK(comm, collie_alltoall(comm, NULL, NULL, 0, COLLIE_INT64));
+    CHECK_OK(comm, collie_reduce(comm, NULL, NULL, 0, COLLIE_FLOAT32, COLLIE_AVG, size - 1));
+    CHECK_OK(comm, collie_get_counters(comm, &ops1, NULL));
+    CHECK(ops1 == ops0 + 3, "3 empty calls counted as %llu operations", ops1 - ops0);
     /* and the communicator still works */
     for (int i = 0; i < 8; i++)
         x[i] = (float)(rank + i);

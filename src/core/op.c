@@ -29,6 +29,8 @@ static const struct {
     [COLLIE_INT32] = {"int32", 4},     [COLLIE_INT64] = {"int64", 8},
 };
 #define N_DTYPES (int)(sizeof dtypes / sizeof dtypes[0])
+_Static_assert(N_DTYPES == COLLIE__DTYPE_COUNT,
+               "a collie_dtype without a row, or op.h's count stale");
 
 static const char *const op_names[] = {
     [COLLIE_SUM] = "sum", [COLLIE_PROD] = "prod", [COLLIE_MIN] = "min",

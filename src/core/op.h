@@ -112,6 +112,8 @@ const char *collie__coll_name(enum collie__coll coll);
 const char *collie__dtype_name(int dtype);
 /* "sum", ... or "op(9)". */
 const char *collie__op_name(int op);
+/* The number of collie_dtype values: COLLIE_FLOAT32 (0) .. COLLIE_INT64. */
+#define COLLIE__DTYPE_COUNT (COLLIE_INT64 + 1)
 /* Bytes per element, or 0 for an invalid dtype. */
 size_t collie__dtype_size(int dtype);
 /* "ring", ... or "algo(42)" for a number no algorithm has (never NULL). */

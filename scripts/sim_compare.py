@@ -10,10 +10,16 @@ with one algorithm forced (--algo).  Prints one line per row: the measured
 median per operation, the prediction, the error, and for the collectives that
 have a choice, whether the algorithm the model picks is the fastest measured,
 and whether it measured within 10% of the fastest (a tie that the machine's
-noise decides; "-" where the model's pick was not measured).  Appends
+noise decides; "-" where the model's pick was not measured), and the
+machine's state in which the row was measured: "far" where any of its runs
+found a cache line's trip between two CPUs (the bench's handoff_ns) over
+twice the best of the configuration's rows, the placement in which the
+vCPUs share no cache (docs/PERFORMANCE.md); else "near", the rates the
+model predicts with; "-" where the CSVs carry no handoff.  Appends
 machine-readable rows to $SIM_VALIDATION if set; --summary reads them back:
 per configuration, the rows within the goals (15% at >= 64 KiB, 30% below)
-and how often the model's choice was the fastest measured, or within 10%.
+and how often the model's choice was the fastest measured, or within 10%;
+again over the rows measured near, where any row was measured far.
 """
 import csv
 import os
@@ -34,8 +40,14 @@ def summary(path):
     print("# %-18s %5s  %-28s %-28s %-12s %s" % ("config", "rows", "|error| <= 15% at >= 64 KiB",
                                                  "|error| <= 30% below", "same choice",
                                                  "within 10%"))
-    for cfg in sorted({r["config"] for r in rows}) + ["all"]:
-        sel = [r for r in rows if cfg == "all" or r["config"] == cfg]
+    configs = [(c, None) for c in sorted({r["config"] for r in rows}) + ["all"]]
+    if any(r.get("state") == "far" for r in rows):
+        configs += [(c, "near") for c, _ in configs]
+    for cfg, state in configs:
+        sel = [r for r in rows if (cfg == "all" or r["config"] == cfg) and
+               (state is None or r.get("state") == state)]
+        if state:
+            cfg = "%s, near" % cfg
         big = [abs(float(r["error"])) for r in sel if int(r["size"]) >= 65536]
         small = [abs(float(r["error"])) for r in sel if int(r["size"]) < 65536]
         same = [r["same"] for r in sel if r["same"] != "-"]
@@ -68,11 +80,23 @@ def main():
             algo_t = times.setdefault(key, {})
             algo_t[r["algo"]] = min(t, algo_t.get(r["algo"], t))
     choices = {k for path in forced for k in rows(path, ("collective", "bytes"))}
+    # the largest handoff each row was measured at, over its runs
+    handoff = {}
+    for path in [measured] + forced:
+        for key, r in rows(path, ("collective", "bytes")).items():
+            if r.get("handoff_ns"):
+                handoff[key] = max(float(r["handoff_ns"]), handoff.get(key, 0.0))
+    best = min((h for h in handoff.values() if h > 0), default=0.0)
+
+    def state(key):
+        if not best or key not in handoff:
+            return "-"
+        return "far" if handoff[key] > 2 * best else "near"
     out = open(os.environ["SIM_VALIDATION"], "a") if os.environ.get("SIM_VALIDATION") else None
     print("# %s: measured = collie bench median per operation (us); predicted = collie sim" % label)
-    print("# %-15s %10s %12s %12s %8s  %-13s %-13s %-4s %s" % (
+    print("# %-15s %10s %12s %12s %8s  %-13s %-13s %-4s %-10s %s" % (
         "coll", "size(B)", "measured", "predicted", "error", "sim_algo", "fastest", "same",
-        "within 10%"))
+        "within 10%", "state"))
     for (coll, size), b in sorted(bench.items(), key=lambda kv: (kv[0][0], int(kv[0][1]))):
         p = sim.get((coll, size))
         if p is None:
@@ -85,11 +109,13 @@ def main():
             t_sim = times[(coll, size)].get(p["algo"])
             if t_sim is not None:
                 near = "yes" if t_sim <= 1.10 * fastest[(coll, size)][0] else "no"
-        print("  %-15s %10s %12.2f %12.2f %+7.0f%%  %-13s %-13s %-4s %s" % (
-            coll, size, m, t, 100 * err, p["algo"], fastest[(coll, size)][1], same, near))
+        print("  %-15s %10s %12.2f %12.2f %+7.0f%%  %-13s %-13s %-4s %-10s %s" % (
+            coll, size, m, t, 100 * err, p["algo"], fastest[(coll, size)][1], same, near,
+            state((coll, size))))
         if out:
-            out.write("%s,%s,%s,%.4f,%.4f,%.4f,%s,%s,%s,%s\n" % (
-                label, coll, size, m, t, err, p["algo"], fastest[(coll, size)][1], same, near))
+            out.write("%s,%s,%s,%.4f,%.4f,%.4f,%s,%s,%s,%s,%s\n" % (
+                label, coll, size, m, t, err, p["algo"], fastest[(coll, size)][1], same, near,
+                state((coll, size))))
 
 
 if __name__ == "__main__":

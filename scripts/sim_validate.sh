@@ -22,7 +22,7 @@ out=$1
 shift
 mkdir -p "$out"
 export SIM_VALIDATION=$out/validation.csv
-echo "config,coll,size,measured_us,predicted_us,error,sim_algo,fastest,same,near" >"$SIM_VALIDATION"
+echo "config,coll,size,measured_us,predicted_us,error,sim_algo,fastest,same,near,state" >"$SIM_VALIDATION"
 sizes=(-b 4 -e 64M -f 16)
 colls=all
 

@@ -6,17 +6,25 @@
 script=$1 data=$2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-export SIM_VALIDATION=$dir/v.csv
-echo "config,coll,size,measured_us,predicted_us,error,sim_algo,fastest,same,near,state" >"$SIM_VALIDATION"
-expect_status 0 /usr/bin/python3 "$script" t "$data/bench.csv" "$data/sim.csv" "$data/twoshot.csv"
+
+# compare LABEL DIR FORCED.csv: one configuration's rows into a validation file of its own
+compare() {
+    export SIM_VALIDATION=$dir/$1.csv
+    echo "config,coll,size,measured_us,predicted_us,error,sim_algo,fastest,same,near,state" \
+        >"$SIM_VALIDATION"
+    expect_status 0 /usr/bin/python3 "$script" "$1" "$2/bench.csv" "$2/sim.csv" "$2/$3"
+}
+summary() { expect_status 0 /usr/bin/python3 "$script" --summary "$SIM_VALIDATION"; }
+
+compare t "$data" twoshot.csv
 # 1 KiB: the tree (10 us) is the fastest; 4 KiB: twoshot's 19 us beats it by 5% (a near miss);
 # 16 KiB: the model picks twoshot, which measured 50 against the tree's 40 (a miss);
-# allgather has no forced run: no verdict
+# allgather has no forced run: no verdict; no row carries a handoff: no state
 expect_output "reduce +1024 +10.00 +11.00 +\+10% +tree +tree +yes +yes"
 expect_output "reduce +4096 +20.00 +20.00 +\+0% +tree +twoshot +no +yes"
 expect_output "reduce +16384 +40.00 +30.00 +-25% +twoshot +tree +no +no"
 expect_output "allgather +1024 +5.00 +4.00 +-20% +staged +staged +- +- +-$"
-expect_status 0 /usr/bin/python3 "$script" --summary "$SIM_VALIDATION"
+summary
 expect_output "^  t +4 +- +4/4 \(median 15%\) +1/3 +2/3"
 printf "%s\n" "$out" | grep -q "t, near" && fail "a summary of near rows where no row was measured far"
 
@@ -24,14 +32,11 @@ printf "%s\n" "$out" | grep -q "t, near" && fail "a summary of near rows where n
 # run found 240 ns where the best is 50, so that row was measured far (and
 # there direct won); 1 MiB's forced run found 90, under twice the best: near.
 # The summary gives the goals again over the near rows.
-state=$(dirname "$data")/compare_state
-export SIM_VALIDATION=$dir/s.csv
-echo "config,coll,size,measured_us,predicted_us,error,sim_algo,fastest,same,near,state" >"$SIM_VALIDATION"
-expect_status 0 /usr/bin/python3 "$script" s "$state/bench.csv" "$state/sim.csv" "$state/direct.csv"
+compare s "$(dirname "$data")/compare_state" direct.csv
 expect_output "allreduce +65536 +100.00 +105.00 +\+5% +twoshot +twoshot +yes +yes +near$"
 expect_output "allreduce +262144 +400.00 +380.00 +-5% +twoshot +direct +no +no +far$"
 expect_output "allreduce +1048576 +1000.00 +1050.00 +\+5% +twoshot +twoshot +yes +yes +near$"
-expect_status 0 /usr/bin/python3 "$script" --summary "$SIM_VALIDATION"
+summary
 expect_output "^  s +3 +3/3 \(median 5%\) +- +2/3 +2/3$"
 expect_output "^  s, near +2 +2/2 \(median 5%\) +- +2/2 +2/2$"
 echo "PASS: sim_compare"

@@ -257,10 +257,10 @@ static void make_op(struct collie__op *o, enum collie__coll coll, const void *se
  * has not failed.  Not on a communicator that went non-blocking (its lane's
  * thread writes the same counters) or that records a timeline: those take
  * the full path, as does every invalid call, which says what was wrong.
- * Nothing is called on the way, so the full path's frame is never set up:
- * measured in a loop at 1 rank, an empty call took 18-31 ns through it,
- * 7.3-7.6 here, where Open MPI's MPI_Allgather took 6.9-11
- * (docs/PERFORMANCE.md, *Every collective at 2, 4 and 8 ranks*).
+ * Nothing is called on the way: measured in a loop at 1 rank, an empty
+ * call took 18-31 ns through the full path, 5.0-8.1 here, where Open MPI's
+ * MPI_Allgather took 6.9-11 (docs/PERFORMANCE.md, *Every collective at 2,
+ * 4 and 8 ranks*).
  */
 static int empty_call(collie_comm *comm, enum collie__coll coll, size_t count, collie_dtype dtype,
                       collie_op op, int root)
@@ -274,12 +274,13 @@ static int empty_call(collie_comm *comm, enum collie__coll coll, size_t count, c
 }
 
 /* A blocking call: checked, then run in order with any pending requests. */
-__attribute__((noinline)) static collie_status run_blocking(collie_comm *comm,
-                                                            enum collie__coll coll,
-                                                            const void *sendbuf, void *recvbuf,
-                                                            size_t count, collie_dtype dtype,
-                                                            collie_op op, int root)
+static collie_status start(collie_comm *comm, enum collie__coll coll, const void *sendbuf,
+                           void *recvbuf, size_t count, collie_dtype dtype, collie_op op, int root)
 {
+    if (empty_call(comm, coll, count, dtype, op, root)) {
+        collie__count_op(comm, COLLIE_LANE_COLL, 1);
+        return COLLIE_OK;
+    }
     struct collie__op o;
     make_op(&o, coll, sendbuf, recvbuf, count, dtype, op, root);
     collie_status st = collie__op_check(comm, &o);
@@ -292,17 +293,6 @@ __attribute__((noinline)) static collie_status run_blocking(collie_comm *comm,
     if (st != COLLIE_ERR_INVALID_ARG) /* refused calls did not run */
         collie__timeline_blocking(comm, &o, t0, collie__now_ns());
     return st;
-}
-
-/* The blocking calls' entry: an empty call returns without a frame of its own. */
-static inline collie_status start(collie_comm *comm, enum collie__coll coll, const void *sendbuf,
-                                  void *recvbuf, size_t count, collie_dtype dtype, collie_op op,
-                                  int root)
-{
-    if (!empty_call(comm, coll, count, dtype, op, root))
-        return run_blocking(comm, coll, sendbuf, recvbuf, count, dtype, op, root);
-    collie__count_op(comm, COLLIE_LANE_COLL, 1);
-    return COLLIE_OK;
 }
 
 static collie_status execute_request(collie_comm *comm, struct collie_request *r)

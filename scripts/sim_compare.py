@@ -4,22 +4,24 @@
     sim_compare.py LABEL MEASURED.csv PREDICTED.csv [FORCED.csv ...]
     sim_compare.py --summary VALIDATION.csv
 
-MEASURED.csv is `collie bench --csv` of the library's own choices, PREDICTED.csv
-`collie sim --csv` for the same machine and sizes, each FORCED.csv a bench run
-with one algorithm forced (--algo).  Prints one line per row: the measured
-median per operation, the prediction, the error, and for the collectives that
-have a choice, whether the algorithm the model picks is the fastest measured,
-and whether it measured within 10% of the fastest (a tie that the machine's
-noise decides; "-" where the model's pick was not measured), and the
-machine's state in which the row was measured: "far" where any of its runs
-found a cache line's trip between two CPUs (the bench's handoff_ns) over
-twice the best of the configuration's rows, the placement in which the
-vCPUs share no cache (docs/PERFORMANCE.md); else "near", the rates the
-model predicts with; "-" where the CSVs carry no handoff.  Appends
-machine-readable rows to $SIM_VALIDATION if set; --summary reads them back:
-per configuration, the rows within the goals (15% at >= 64 KiB, 30% below)
-and how often the model's choice was the fastest measured, or within 10%;
-again over the rows measured near, where any row was measured far.
+MEASURED.csv is `collie bench --csv` of the library's own choices,
+PREDICTED.csv `collie sim --csv` for the same machine and sizes, each
+FORCED.csv a bench run with one algorithm forced (--algo); a file may hold
+several rounds of the same rows (sim_validate.sh alternates them), taken by
+their median. Prints one line per row: the measured median per operation, the
+prediction, the error, and for the collectives that have a choice, whether the
+algorithm the model picks is the fastest measured, and whether it measured
+within 10% of the fastest (a tie that the machine's noise decides; "-" where
+the model's pick was not measured), and the machine's state in which the row
+was measured: "far" where any of its runs (a file's rounds: their median) found
+a cache line's trip between two CPUs (the bench's handoff_ns) over twice the
+best of the configuration's rows, the placement in which the vCPUs share no
+cache (docs/PERFORMANCE.md); else "near", the rates the model predicts with;
+"-" where the CSVs carry no handoff. Appends machine-readable rows to
+$SIM_VALIDATION if set; --summary reads them back: per configuration, the rows
+within the goals (15% at >= 64 KiB, 30% below) and how often the model's choice
+was the fastest measured, or within 10%; again over the rows measured near,
+where any row was measured far.
 """
 import csv
 import os
@@ -28,10 +30,24 @@ import sys
 
 
 def rows(path, key_cols):
-    out = {}
+    """One row per key: where a file holds several rounds of it, their medians
+    of median_us and handoff_ns (the state most of them ran in), and the
+    algorithm most of them ran."""
+    runs = {}
     with open(path) as f:
         for r in csv.DictReader(f):
-            out[tuple(r[c] for c in key_cols)] = r
+            runs.setdefault(tuple(r[c] for c in key_cols), []).append(r)
+    out = {}
+    for key, rs in runs.items():
+        r = dict(rs[-1])
+        if "median_us" in r:
+            r["median_us"] = str(statistics.median(float(x["median_us"]) for x in rs))
+        if r.get("handoff_ns"):
+            r["handoff_ns"] = str(statistics.median(float(x["handoff_ns"] or 0) for x in rs))
+        if "algo" in r:
+            algos = [x["algo"] for x in rs]
+            r["algo"] = max(algos, key=algos.count)
+        out[key] = r
     return out
 
 
@@ -80,7 +96,7 @@ def main():
             algo_t = times.setdefault(key, {})
             algo_t[r["algo"]] = min(t, algo_t.get(r["algo"], t))
     choices = {k for path in forced for k in rows(path, ("collective", "bytes"))}
-    # the largest handoff each row was measured at, over its runs
+    # the largest handoff each row was measured at, over its runs (each the median of its rounds)
     handoff = {}
     for path in [measured] + forced:
         for key, r in rows(path, ("collective", "bytes")).items():

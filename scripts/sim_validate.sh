@@ -14,7 +14,8 @@
 # those cores carry TCP (shared_tcp_gbs and shared_tcp_us, from two unshaped
 # hosts: docs/SCALE.md).  Writes
 # OUT_DIR/validation.csv and a per-configuration text file, and prints the
-# summary.
+# summary.  VALIDATE_ROUNDS (default 3): the rounds each configuration's runs
+# alternate.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 collie=${COLLIE:-$root/build/collie}
@@ -25,18 +26,35 @@ export SIM_VALIDATION=$out/validation.csv
 echo "config,coll,size,measured_us,predicted_us,error,sim_algo,fastest,same,near,state" >"$SIM_VALIDATION"
 sizes=(-b 4 -e 64M -f 16)
 colls=all
+rounds=${VALIDATE_ROUNDS:-3}
 
-# compare LABEL DIR RANKS MACHINE BENCH...: the bench runs, then the prediction
+# gather PART.csv ALL.csv: a round's rows onto those of the rounds before
+gather() {
+    if [ -s "$2" ]; then tail -n +2 "$1" >>"$2"; else cp "$1" "$2"; fi
+    rm -f "$1"
+}
+
+# compare LABEL DIR RANKS MACHINE BENCH...: the bench runs, then the prediction.
+# The library's choice and every forced algorithm run in turn, round after
+# round (A B C A B C: the machine's state moves within minutes, docs/SCALE.md),
+# and sim_compare.py takes each row's median over the rounds.
 compare() {
-    local label=$1 dir=$2 n=$3 machine=$4
+    local label=$1 dir=$2 n=$3 machine=$4 r pair
     shift 4
-    "$@" $colls "${sizes[@]}" --csv "$dir/bench.csv" >"$dir/bench.txt" || return 1
     local forced=()
     for pair in "${algos[@]}"; do
-        [ -n "$pair" ] || continue
-        "$@" "${pair%%:*}" "${sizes[@]}" --algo "$pair" --csv "$dir/$pair.csv" \
-            >"$dir/$pair.txt" || return 1
-        forced+=("$dir/$pair.csv")
+        [ -n "$pair" ] && forced+=("$dir/$pair.csv") && rm -f "$dir/$pair".{csv,txt}
+    done
+    rm -f "$dir"/bench.{csv,txt}
+    for ((r = 1; r <= rounds; r++)); do
+        "$@" $colls "${sizes[@]}" --csv "$dir/round.csv" >>"$dir/bench.txt" || return 1
+        gather "$dir/round.csv" "$dir/bench.csv"
+        for pair in "${algos[@]}"; do
+            [ -n "$pair" ] || continue
+            "$@" "${pair%%:*}" "${sizes[@]}" --algo "$pair" --csv "$dir/round.csv" \
+                >>"$dir/$pair.txt" || return 1
+            gather "$dir/round.csv" "$dir/$pair.csv"
+        done
     done
     "$collie" sim $colls "${sizes[@]}" --machine "$machine" --ranks "$n" ${hosts_args:-} \
         --csv "$dir/sim.csv" >"$dir/sim.txt" || return 1

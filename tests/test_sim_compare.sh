@@ -39,4 +39,13 @@ expect_output "allreduce +1048576 +1000.00 +1050.00 +\+5% +twoshot +twoshot +yes
 summary
 expect_output "^  s +3 +3/3 \(median 5%\) +- +2/3 +2/3$"
 expect_output "^  s, near +2 +2/2 \(median 5%\) +- +2/2 +2/2$"
+# Three rounds of each run (sim_validate.sh alternates them): each row is their
+# median.  At 64 KiB the library's twoshot measured 100, 300 and 110 (110) and
+# direct 105, 104 and 500 (105): direct is the fastest, where the last round
+# says twoshot and so does the best one; a round's handoff of 200 or 300 ns
+# is outvoted.  At 256 KiB two of the library's three rounds found 240-250 ns:
+# far; one of them ran oneshot, the other two twoshot.
+compare r "$(dirname "$data")/compare_rounds" direct.csv
+expect_output "allreduce +65536 +110.00 +105.00 +-5% +twoshot +direct +no +yes +near$"
+expect_output "allreduce +262144 +400.00 +380.00 +-5% +twoshot +direct +no +no +far$"
 echo "PASS: sim_compare"

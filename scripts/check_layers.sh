@@ -12,57 +12,79 @@ set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 
-layer_of() { # a path relative to root -> its layer number, or "" outside src/
+# One grep reads every include; the rest runs in bash itself, no process per
+# include: the test runs the check seven times, in every CI suite.
+
+# layer_of PATH: sets `layer` to PATH's layer number, or "" outside src/.
+layer_of() {
     case $1 in
-    src/core/*) echo 0 ;; src/reduce/*) echo 1 ;; src/transport/*) echo 2 ;;
-    src/coll/*) echo 3 ;; src/api/*) echo 4 ;; *) echo "" ;;
+    src/core/*) layer=0 ;; src/reduce/*) layer=1 ;; src/transport/*) layer=2 ;;
+    src/coll/*) layer=3 ;; src/api/*) layer=4 ;; *) layer="" ;;
     esac
 }
 
-# Where `#include "name"` from file resolves: next to the file, else include/, else src/.
+# normalize PATH: sets `path` to PATH relative to root without . and .. parts.
+normalize() {
+    local part parts=() out=() IFS=/
+    read -ra parts <<<"$1"
+    for part in "${parts[@]}"; do
+        case $part in
+        "" | .) ;;
+        ..) [ ${#out[@]} -gt 0 ] && unset 'out[${#out[@]}-1]' ;;
+        *) out+=("$part") ;;
+        esac
+    done
+    path="${out[*]}"
+}
+
+# resolve FILE NAME: sets `target` to where `#include "NAME"` from FILE
+# resolves: next to the file, else include/, else src/; "?NAME" if nowhere.
 resolve() {
-    local dir name=$2 p
-    dir=$(dirname "$1")
-    for p in "$dir/$name" "include/$name" "src/$name"; do
+    local p
+    for p in "${1%/*}/$2" "include/$2" "src/$2"; do
         if [ -f "$p" ]; then
-            realpath -m --relative-to=. "$p"
+            normalize "$p"
+            target=$path
             return
         fi
     done
-    echo "?$name"
+    target="?$2"
 }
 
 bad=0
 violation() { echo "layering: $1:$2: includes \"$3\" ($4)"; bad=1; }
 
-while IFS= read -r file; do
-    mine=$(layer_of "$file")
-    while IFS=: read -r line inc; do
-        name=$(sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1/' <<<"$inc")
-        target=$(resolve "$file" "$name")
-        theirs=$(layer_of "$target")
-        case $file in
-        src/*)
-            if [ -n "$theirs" ] && [ "$theirs" -gt "$mine" ]; then
-                violation "$file" "$line" "$name" "$target is a higher layer"
-            elif [ "$target" = src/transport/xfer.h ] && [ "$mine" = 2 ] &&
-                [ "$file" != src/transport/xfer.c ]; then
-                violation "$file" "$line" "$name" "a transport must not call the engine above it"
-            elif [ -z "$theirs" ] && [ "$target" != include/collie.h ]; then
-                violation "$file" "$line" "$name" "$target is outside the library"
-            fi ;;
-        include/*)
-            [ "$target" = include/collie.h ] || violation "$file" "$line" "$name" "the public header is self-contained" ;;
-        tools/* | train/*)
-            case $target in
-            include/collie.h | src/api/tools_api.h) [ "$target" != src/api/tools_api.h ] || [ "${file#tools/}" != "$file" ] ||
-                violation "$file" "$line" "$name" "only tools/ may use the tools' API" ;;
-            tools/* | train/*) ;;
-            *) violation "$file" "$line" "$name" "tools and workloads see collie.h and src/api/tools_api.h only" ;;
-            esac ;;
-        esac
-    done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$file" || true)
-done < <(find src include tools train -name '*.[ch]' | sort)
+include_re='^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)"'
+while IFS=: read -r file line inc; do
+    [[ $inc =~ $include_re ]] || continue
+    name=${BASH_REMATCH[1]}
+    layer_of "$file"
+    mine=$layer
+    resolve "$file" "$name"
+    layer_of "$target"
+    theirs=$layer
+    case $file in
+    src/*)
+        if [ -n "$theirs" ] && [ "$theirs" -gt "$mine" ]; then
+            violation "$file" "$line" "$name" "$target is a higher layer"
+        elif [ "$target" = src/transport/xfer.h ] && [ "$mine" = 2 ] &&
+            [ "$file" != src/transport/xfer.c ]; then
+            violation "$file" "$line" "$name" "a transport must not call the engine above it"
+        elif [ -z "$theirs" ] && [ "$target" != include/collie.h ]; then
+            violation "$file" "$line" "$name" "$target is outside the library"
+        fi ;;
+    include/*)
+        [ "$target" = include/collie.h ] || violation "$file" "$line" "$name" "the public header is self-contained" ;;
+    tools/* | train/*)
+        case $target in
+        include/collie.h | src/api/tools_api.h) [ "$target" != src/api/tools_api.h ] || [ "${file#tools/}" != "$file" ] ||
+            violation "$file" "$line" "$name" "only tools/ may use the tools' API" ;;
+        tools/* | train/*) ;;
+        *) violation "$file" "$line" "$name" "tools and workloads see collie.h and src/api/tools_api.h only" ;;
+        esac ;;
+    esac
+done < <(find src include tools train -name '*.[ch]' -print0 | sort -z |
+    xargs -0 grep -nHE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' || true)
 
 if [ $bad = 0 ]; then
     echo "layering: ok ($(find src include tools train -name '*.[ch]' | wc -l) files)"

@@ -49,7 +49,7 @@ for who in 0 2; do
     fi
 done
 # a communicator split over the same two hosts (--tune's pair across them) takes its parent's figures
-expect_status 0 two_hosts COLLIE_DEBUG=INFO "$collie" bench --tune "$machine.tuned"
+expect_status 0 two_hosts COLLIE_DEBUG=INFO "$collie" bench --tune "$machine.tuned" --tune-wait 0
 expect_output "INFO  links: as measured before between these hosts: [0-9.]+ us a message, [0-9.]+ GB/s$"
 [ "$(printf '%s\n' "$out" | grep -c "INFO  links: measured between")" = 1 ] || fail "measured twice: $out"
 # ... and the description holds the links' rates --tune solved, not those measured at init

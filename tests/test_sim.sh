@@ -46,7 +46,7 @@ expect_status 0 env COLLIE_NET_PROBE=0 "$collie" run -n 4 --bind none sh -c "COL
 check_choices -n 4 --hosts 2 --cores "$cores" --set shared_cores="$cores"
 
 # --tune writes a description that COLLIE_MACHINE and collie sim --machine read.
-expect_status 0 "$collie" bench -n 2 --tune "$dir/tuned.machine"
+expect_status 0 "$collie" bench -n 2 --tune "$dir/tuned.machine" --tune-wait 0
 expect_output "host_latency_us .* from allreduce of 64 bytes"
 expect_output "host_carry_us .* from allreduce of 4 bytes"
 expect_output "host_bandwidth_gbs .* from allreduce of 16777216 bytes"
@@ -64,7 +64,8 @@ grep -Eq '^ranks += 2 ' "$dir/tuned.machine" || fail "the description lacks its 
 # where the call ran slower than memory's rate predicts (a loaded machine),
 # rightly left.
 printf 'host_resident_gbs = 1\n' >"$dir/slow_resident.machine"
-expect_status 0 env COLLIE_MACHINE="$dir/slow_resident.machine" "$collie" bench -n 2 --tune "$dir/x.machine"
+expect_status 0 env COLLIE_MACHINE="$dir/slow_resident.machine" "$collie" bench -n 2 --tune "$dir/x.machine" \
+    --tune-wait 0
 line=$(grep -E "host_resident_gbs .* from allreduce of 1048576 bytes \(oneshot\)" <<<"$out") ||
     fail "--tune printed no line for host_resident_gbs"
 if [[ $line == *"cannot explain"* ]]; then
@@ -87,6 +88,18 @@ expect_status 2 "$collie" sim allreduce --machine "$dir/bad.machine"
 expect_output "line 2: link_latency_us = 'soon': expected a positive number"
 expect_status 2 "$collie" bench -n 2 --tune "$dir/x" --baseline mpi
 expect_output "--tune measures collie alone"
+# --tune waits for CPUs that share a cache, whose rates the model holds: where
+# the probe reads far throughout, every step says so after --tune-wait's
+# seconds, and measures; near, none does.
+expect_status 0 env COLLIE_TEST_PROBE_NS=300 "$collie" bench -n 2 --tune "$dir/far.machine" \
+    --tune-wait 0.5
+far_steps=$(grep -c "^# (the next in the far placement: a handoff of 300 ns, over 100, after --tune-wait's 0.5 s)$" <<<"$out")
+[ "$far_steps" -ge 5 ] || fail "--tune in the far placement said so for $far_steps steps: $out"
+grep -A1 "far placement" <<<"$out" | grep -q "^# host_latency_us " || fail "no step followed the mark: $out"
+expect_status 0 env COLLIE_TEST_PROBE_NS=40 "$collie" bench -n 2 --tune "$dir/near.machine" --tune-wait 0.5
+grep -q "far placement" <<<"$out" && fail "--tune in the near placement said far: $out"
+expect_status 2 "$collie" bench -n 2 --tune "$dir/x" --tune-wait -1
+expect_output "bad value '-1' for --tune-wait"
 
 # Options override the file, in any order; --ranks and --hosts spread the ranks evenly again.
 expect_status 0 "$collie" sim allreduce --link 1gbit,50us --machine "$data/round.machine" -n 16 --hosts 4 -b 1M -e 1M

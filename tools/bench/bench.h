@@ -102,6 +102,7 @@ struct bench_opts {
     int corrupt;     /* testing: rank 0 flips a byte of each checked result */
     const char *algo, *csv, *json, *plot, *raw;
     const char *tune; /* --tune FILE: measure the cost model's rates, write the description */
+    double tune_wait; /* --tune-wait: seconds in all --tune waits for the near placement */
     /* --baseline: the libraries measured beside collie, in the order named */
     const char *baselines[BENCH_MAX_BASELINES];
     int nbaselines;
@@ -181,6 +182,8 @@ void bench_noise_stop(void);
  */
 #define BENCH_PROBE_BUDGET_S 1e-3 /* the probe stops after this long, answered or not */
 double bench_handoff_ns(void);
+/* The same, or COLLIE_TEST_PROBE_NS's value where a test sets it. */
+double bench_probe_handoff_ns(void);
 
 /* Seconds on the monotonic clock (the MPI baseline links no libcollie: no collie_wtime). */
 double bench_now_s(void);
@@ -193,7 +196,7 @@ const char *bench_op_name(collie_op op);
  * cost model's rates; rank 0 writes the machine description.  0, or -1 with
  * a message on stderr.
  */
-int bench_tune(const char *path);
+int bench_tune(const char *path, double wait_s);
 
 /* "4096", "64K", "16M", "1G" (powers of 1024, an optional B) into *out; 0, or -1. */
 int bench_parse_bytes(const char *s, size_t *out);

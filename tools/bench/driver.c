@@ -49,7 +49,7 @@ static int rank_main(const struct bench_opts *o)
         return 2;
     }
     if (o->tune)
-        return bench_tune(o->tune) ? 1 : 0;
+        return bench_tune(o->tune, o->tune_wait) ? 1 : 0;
     struct bench_backend b;
     if (bench_backend_collie(&b, o))
         return 1;
@@ -133,6 +133,8 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
     if (o->tune) {
         ADD("--tune");
         ADD("%s", o->tune);
+        ADD("--tune-wait");
+        ADD("%g", o->tune_wait);
     }
     ADD("--raw");
     ADD("%s", raw);

@@ -105,6 +105,8 @@ void bench_usage(FILE *out, const char *prog)
         "  --tune FILE     measure the cost model's rates on this job's machine instead, and\n"
         "                  write its description to FILE (COLLIE_MACHINE=FILE, collie sim\n"
         "                  --machine FILE); across hosts, run from the first host\n"
+        "  --tune-wait S   wait up to S seconds in all (default 20) for CPUs that share a\n"
+        "                  cache, whose rates the model holds, before --tune's steps\n"
         "  --dry-run       list the sizes each collective would be measured at\n"
         "  -H LIST, --hostfile FILE, --rsh CMD   across hosts, as collie run (-n: default\n"
         "                  every slot); the MPI baseline gets the same hosts (run the\n"
@@ -225,6 +227,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
                              .iters = 100,
                              .warmup = 5,
                              .min_time = 0.01,
+                             .tune_wait = 20,
                              .check = 1,
                              .offset = {-1, -1},
                              .rounds = 1};
@@ -371,6 +374,12 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             o->csv = v;
         } else if (!strcmp(a, "--tune")) {
             o->tune = v;
+        } else if (!strcmp(a, "--tune-wait")) {
+            char *e2;
+            double t = strtod(v, &e2);
+            if (*e2 || !(t >= 0) || t > 3600)
+                goto bad;
+            o->tune_wait = t;
         } else if (!strcmp(a, "--json")) {
             o->json = v;
         } else if (!strcmp(a, "--plot")) {

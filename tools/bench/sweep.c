@@ -252,18 +252,6 @@ static int test_slow_machine(int round, size_t bytes)
 }
 
 /*
- * Testing: COLLIE_TEST_PROBE_NS=N makes the machine probes read N ns instead
- * of measuring, so that tests checking the marks and the fast-state medians
- * do not see the host move its vCPUs in the middle of them (a clean-clone CI
- * run read 48-169 ns and merged the rounds a test wanted flagged).
- */
-static double probe_handoff_ns(void)
-{
-    const char *v = getenv("COLLIE_TEST_PROBE_NS");
-    return v && *v ? atof(v) : bench_handoff_ns();
-}
-
-/*
  * Rank 0 probes the machine's CPU-to-CPU latency (after timing bytes_timed,
  * or before the first size) while the others sleep through it, its budget
  * and half again (a rank that polled would hold a CPU the probe needs).  Not
@@ -278,7 +266,7 @@ static double probe_machine(const struct bench_backend *b, const struct bench_op
         nanosleep(&(struct timespec){.tv_nsec = (long)(1.5 * BENCH_PROBE_BUDGET_S * 1e9)}, NULL);
         return 0;
     }
-    double ns = probe_handoff_ns();
+    double ns = bench_probe_handoff_ns();
     return test_slow_machine(round, bytes_timed) ? 5 * ns : ns;
 }
 

@@ -40,6 +40,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/tools_api.h"
 #include "bench.h"
@@ -129,6 +130,49 @@ static int solve(struct collie__machine *m, const char *key, int rate, double lo
     return set_value(m, key, ok && !weak ? v : keep);
 }
 
+/*
+ * The model's rates are those of CPUs that share a cache (cost.h), and a
+ * virtual machine's host moves its vCPUs between that placement and one
+ * where a cache line takes 3-5x as long to cross, seconds to minutes apart
+ * (docs/PERFORMANCE.md).  Tuned in the far one, a description put the sync
+ * at 2.4x and memory's rate at 0.7x what the near one measured, and with
+ * them every row of a validation (docs/SCALE.md).  So before each step,
+ * rank 0 probes the handoff (handoff.c) while the others sleep through it,
+ * and while it reads over TUNE_NEAR_NS the job waits, TUNE_NEAR_POLL_S at a
+ * time, until `budget_s` (--tune-wait, over the whole tune) is spent; then
+ * it measures the machine as it finds it.  Sets *ns to the probe; 1 where
+ * the step runs far, 0 near, -1 on an error.
+ */
+#define TUNE_NEAR_NS 100 /* near reads 30-60 ns on the 2-vCPU machine, far 150-250 */
+#define TUNE_NEAR_POLL_S 0.25
+
+static void sleep_s(double s)
+{
+    nanosleep(&(struct timespec){.tv_sec = (time_t)s, .tv_nsec = (long)(fmod(s, 1) * 1e9)}, NULL);
+}
+
+static int await_near(collie_comm *comm, double *budget_s, double *ns)
+{
+    for (;;) {
+        double probe[2] = {0, 0}; /* rank 0's handoff, and whether all wait for another */
+        if (collie_rank(comm) == 0) {
+            probe[0] = bench_probe_handoff_ns();
+            probe[1] = probe[0] > TUNE_NEAR_NS && *budget_s > 0;
+        } else {
+            sleep_s(1.5 * BENCH_PROBE_BUDGET_S); /* a polling rank would hold a CPU it probes */
+        }
+        if (collie_broadcast(comm, probe, 2, COLLIE_FLOAT64, 0) != COLLIE_OK) {
+            fprintf(stderr, "collie bench --tune: broadcast: %s\n", collie_last_error(comm));
+            return -1;
+        }
+        *ns = probe[0];
+        if (!probe[1])
+            return *ns > TUNE_NEAR_NS;
+        sleep_s(TUNE_NEAR_POLL_S);
+        *budget_s -= TUNE_NEAR_POLL_S;
+    }
+}
+
 /* A sub-communicator of the ranks `in` picks; NULL elsewhere (and -1 on failure). */
 static int split(collie_comm *comm, int in, collie_comm **out)
 {
@@ -140,7 +184,7 @@ static int split(collie_comm *comm, int in, collie_comm **out)
 }
 
 /* On every rank of a job: measure, and rank 0 writes `path`.  0, or -1 with a message. */
-int bench_tune(const char *path)
+int bench_tune(const char *path, double wait_s)
 {
     collie_comm *comm, *pair = NULL, *host = NULL, *cross = NULL;
     collie_status st = collie_init(&comm);
@@ -227,8 +271,18 @@ int bench_tune(const char *path)
         {&attach, "host_attach_memory_gbs", 1, 0, NULL, &copy, "allreduce:direct"},
     };
     /* Rank 0 is the first rank of host 0: a member of every sub-communicator that exists. */
+    double budget = wait_s, ns;
     for (size_t k = 0; k < sizeof steps / sizeof steps[0] && rc == 0; k++) {
         collie_comm *sub = *steps[k].sub;
+        int far = await_near(comm, &budget, &ns); /* every rank: rank 0 broadcasts */
+        if (far < 0) {
+            rc = -1;
+            break;
+        }
+        if (far && sub && collie_rank(comm) == 0)
+            printf("# (the next in the far placement: a handoff of %.0f ns, over %d, after "
+                   "--tune-wait's %g s)\n",
+                   ns, TUNE_NEAR_NS, wait_s);
         if (sub && steps[k].force && collie__tools_force(sub, steps[k].force) != COLLIE_OK) {
             fprintf(stderr, "collie bench --tune: %s\n", collie_last_error(sub));
             rc = -1;

@@ -3,6 +3,7 @@
 
     sim_compare.py LABEL MEASURED.csv PREDICTED.csv [FORCED.csv ...]
     sim_compare.py --summary VALIDATION.csv
+    sim_compare.py --across VALIDATION.csv VALIDATION.csv ...
 
 MEASURED.csv is `collie bench --csv` of the library's own choices,
 PREDICTED.csv `collie sim --csv` for the same machine and sizes, each
@@ -21,7 +22,9 @@ cache (docs/PERFORMANCE.md); else "near", the rates the model predicts with;
 $SIM_VALIDATION if set; --summary reads them back: per configuration, the rows
 within the goals (15% at >= 64 KiB, 30% below) and how often the model's choice
 was the fastest measured, or within 10%; again over the rows measured near,
-where any row was measured far.
+where any row was measured far. --across reads several runs' validation files:
+per configuration, how many rows measured the same algorithm fastest in every
+run, and how often the model chose it in each.
 """
 import csv
 import os
@@ -80,9 +83,29 @@ def summary(path):
             "%d/%d" % (near.count("yes"), len(near)) if near else "-"))
 
 
+def across(paths):
+    """Several runs' validation files: per configuration, the rows with a
+    choice whose fastest measured algorithm is the same in every run (the
+    machine's noise decides the others), and of those, the rows where the
+    model's choice is that one in every run."""
+    runs = [{(r["config"], r["coll"], r["size"]): r for r in csv.DictReader(open(p))}
+            for p in paths]
+    keys = [k for k in runs[0] if runs[0][k]["same"] != "-" and all(k in run for run in runs)]
+    print("# %-18s %5s  %-22s %s" % ("config", "rows", "fastest in every run",
+                                      "the model's choice, there"))
+    for cfg in sorted({k[0] for k in keys}) + ["all"]:
+        sel = [k for k in keys if cfg == "all" or k[0] == cfg]
+        stable = [k for k in sel if len({run[k]["fastest"] for run in runs}) == 1]
+        right = [k for k in stable if all(run[k]["sim_algo"] == run[k]["fastest"] for run in runs)]
+        print("  %-18s %5d  %-22s %s" % (cfg, len(sel), "%d/%d" % (len(stable), len(sel)),
+                                         "%d/%d" % (len(right), len(stable))))
+
+
 def main():
     if sys.argv[1] == "--summary":
         return summary(sys.argv[2])
+    if sys.argv[1] == "--across":
+        return across(sys.argv[2:])
     label, measured, predicted, forced = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     bench = rows(measured, ("collective", "bytes"))
     sim = rows(predicted, ("coll", "size"))

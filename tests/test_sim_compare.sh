@@ -48,4 +48,13 @@ expect_output "^  s, near +2 +2/2 \(median 5%\) +- +2/2 +2/2$"
 compare r "$(dirname "$data")/compare_rounds" direct.csv
 expect_output "allreduce +65536 +110.00 +105.00 +-5% +twoshot +direct +no +yes +near$"
 expect_output "allreduce +262144 +400.00 +380.00 +-5% +twoshot +direct +no +no +far$"
+# Two runs' validation files: per configuration, the rows whose fastest is the
+# same in both (t: 1 KiB and 16 KiB; 4 KiB's flipped between tree and twoshot)
+# and where the model chose it in both (t: 1 KiB only; u: its choice moved to
+# oneshot in the second run); allgather's row has no choice.
+expect_status 0 /usr/bin/python3 "$script" --across "$(dirname "$data")/compare_across/a.csv" \
+    "$(dirname "$data")/compare_across/b.csv"
+expect_output "^  t +3 +2/3 +1/2$"
+expect_output "^  u +1 +1/1 +0/1$"
+expect_output "^  all +4 +3/4 +1/3$"
 echo "PASS: sim_compare"

@@ -176,6 +176,17 @@ static int parse_baselines(const char *list, struct bench_opts *o, const char *p
     return 0;
 }
 
+/* Seconds from 0 to `max` in *out; 0, or -1 (and *out as it was). */
+static int parse_seconds(const char *s, double max, double *out)
+{
+    char *end;
+    double t = strtod(s, &end);
+    if (*end || !(t >= 0) || t > max)
+        return -1;
+    *out = t;
+    return 0;
+}
+
 int bench_parse_bytes(const char *s, size_t *out)
 {
     char *end;
@@ -337,11 +348,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
                 goto bad;
             o->root = (int)n;
         } else if (!strcmp(a, "--min-time")) {
-            char *e2;
-            double t = strtod(v, &e2);
-            if (*e2 || !(t >= 0) || t > 60)
+            if (parse_seconds(v, 60, &o->min_time))
                 goto bad;
-            o->min_time = t;
         } else if (!strcmp(a, "--fusion")) {
             if (!is_int || n < 1 || n > 100000)
                 goto bad;
@@ -375,11 +383,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         } else if (!strcmp(a, "--tune")) {
             o->tune = v;
         } else if (!strcmp(a, "--tune-wait")) {
-            char *e2;
-            double t = strtod(v, &e2);
-            if (*e2 || !(t >= 0) || t > 3600)
+            if (parse_seconds(v, 3600, &o->tune_wait))
                 goto bad;
-            o->tune_wait = t;
         } else if (!strcmp(a, "--json")) {
             o->json = v;
         } else if (!strcmp(a, "--plot")) {

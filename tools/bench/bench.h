@@ -182,8 +182,12 @@ void bench_noise_stop(void);
  */
 #define BENCH_PROBE_BUDGET_S 1e-3 /* the probe stops after this long, answered or not */
 double bench_handoff_ns(void);
-/* The same, or COLLIE_TEST_PROBE_NS's value where a test sets it. */
-double bench_probe_handoff_ns(void);
+/*
+ * The same in a job: rank `rank` 0 probes (or reads COLLIE_TEST_PROBE_NS
+ * where a test sets it) while every other rank sleeps through the probe's
+ * budget and half again, and gets 0.
+ */
+double bench_probe_handoff_ns(int rank);
 
 /* Seconds on the monotonic clock (the MPI baseline links no libcollie: no collie_wtime). */
 double bench_now_s(void);

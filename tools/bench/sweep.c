@@ -253,20 +253,16 @@ static int test_slow_machine(int round, size_t bytes)
 
 /*
  * Rank 0 probes the machine's CPU-to-CPU latency (after timing bytes_timed,
- * or before the first size) while the others sleep through it, its budget
- * and half again (a rank that polled would hold a CPU the probe needs).  Not
- * with --noise: its threads hold the CPUs.  0 elsewhere.
+ * or before the first size) while the others sleep through it
+ * (bench_probe_handoff_ns).  Not with --noise: its threads hold the CPUs.
+ * 0 elsewhere.
  */
 static double probe_machine(const struct bench_backend *b, const struct bench_opts *o, int round,
                             size_t bytes_timed)
 {
     if (o->noise)
         return 0;
-    if (b->rank != 0) {
-        nanosleep(&(struct timespec){.tv_nsec = (long)(1.5 * BENCH_PROBE_BUDGET_S * 1e9)}, NULL);
-        return 0;
-    }
-    double ns = bench_probe_handoff_ns();
+    double ns = bench_probe_handoff_ns(b->rank);
     return test_slow_machine(round, bytes_timed) ? 5 * ns : ns;
 }
 

@@ -154,13 +154,9 @@ static void sleep_s(double s)
 static int await_near(collie_comm *comm, double *budget_s, double *ns)
 {
     for (;;) {
-        double probe[2] = {0, 0}; /* rank 0's handoff, and whether all wait for another */
-        if (collie_rank(comm) == 0) {
-            probe[0] = bench_probe_handoff_ns();
-            probe[1] = probe[0] > TUNE_NEAR_NS && *budget_s > 0;
-        } else {
-            sleep_s(1.5 * BENCH_PROBE_BUDGET_S); /* a polling rank would hold a CPU it probes */
-        }
+        /* rank 0's handoff, and whether all wait for another */
+        double probe[2] = {bench_probe_handoff_ns(collie_rank(comm)), 0};
+        probe[1] = probe[0] > TUNE_NEAR_NS && *budget_s > 0;
         if (collie_broadcast(comm, probe, 2, COLLIE_FLOAT64, 0) != COLLIE_OK) {
             fprintf(stderr, "collie bench --tune: broadcast: %s\n", collie_last_error(comm));
             return -1;

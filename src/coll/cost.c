@@ -74,15 +74,20 @@ static double move(machine *m, double user_beta, double user, double slot)
 
 /*
  * The same for one rank while the others wait: a root's share of a reduce.
- * Only where the ranks fit on the cores: on a crowded host the others are
- * runnable beside it (measured at 8 ranks on 2 cores, a oneshot reduce is no
- * faster than twoshot), and it shares the cores as every rank does.
+ * Where the ranks fit on the cores, the root's core gets up to
+ * host_alone_gain times its share.  On a crowded host the others stay
+ * runnable beside it (their next call's copy in), so the root's core gets
+ * a core's share and no more, but the others' work is counted already and
+ * the root's is not spread over them: measured at 4 and 8 ranks on 2 cores,
+ * a twoshot reduce takes 0.57-0.73 of a twoshot allreduce's time, where
+ * charging the root's copy out to every rank said 1.0, and a oneshot
+ * reduce is level with twoshot (docs/SCALE.md, *The root alone and the
+ * cache on a crowded host*).
  */
 static double alone(machine *m, double user_beta, double user, double slot)
 {
-    if (crowded(m))
-        return move(m, user_beta, user, slot);
-    return (user / user_beta + slot / slot_beta(m)) / gain(m, 1);
+    double work = user / user_beta + slot / slot_beta(m);
+    return crowded(m) ? work : work / gain(m, 1);
 }
 
 /*
@@ -105,8 +110,12 @@ static double resident_beta(machine *m, double s)
 }
 
 /*
- * The window's: resident only where the ranks fit on the cores (a crowded
- * host's rates were fitted without it: docs/SCALE.md).
+ * A oneshot's, where every rank reduces every rank's slot: resident only
+ * where the ranks fit on the cores.  On a crowded host each rank reads all
+ * the slots while the ranks that share its core stage their next ones
+ * (measured at 4 and 8 ranks on 2 cores, 256 KiB: a oneshot allreduce took
+ * 1.5-3x twoshot's time, which reads one slice of each slot; docs/SCALE.md,
+ * *The root alone and the cache on a crowded host*).
  */
 static double reduction_beta(machine *m, double s)
 {
@@ -152,11 +161,14 @@ static double oneshot(machine *m, double s, enum shot shot)
 
 /*
  * Copy in, reduce a 1/n slice of n slots into a slot, two syncs, copy all
- * slices out: every rank, or (reduce) the root alone.
+ * slices out: every rank, or (reduce) the root alone.  Each slot's line is
+ * read once, so the host's buffers stay resident on a crowded host too
+ * (measured at 4 and 8 ranks on 2 cores, 256 KiB: 84-94 and 183-238 us,
+ * where memory's rate said 140-202 and 285-409).
  */
 static double twoshot(machine *m, double s, int rooted)
 {
-    double n = m->ranks_per_host, b = reduction_beta(m, s);
+    double n = m->ranks_per_host, b = resident_beta(m, s);
     double out = rooted ? alone(m, b, s, s) : move(m, b, s, s);
     return 2 * rounds(m, s) * sync_cost(m) + move(m, b, 2 * s, (1 + 1 / n) * s) + out;
 }
@@ -281,16 +293,16 @@ static double adaptive(machine *m, double window, double direct)
 
 /*
  * The staged copies' rate of the user's buffers, for a call whose ranks each
- * hold `held` bytes of them: resident where the ranks fit on the cores and
- * the host's buffers in half its cache, as a reduction's (measured at 2
- * ranks, 256 KiB: a broadcast 11 us and an alltoall 20, where memory's rate
- * said 32 and 52); else memory's, as the crowded hosts' fits have it.  The
- * user's buffers are each rank's own: where the CPUs share no cache, only
- * the slots' rate falls.
+ * hold `held` bytes of them: resident where the host's buffers fit in half
+ * its cache, as a reduction's (measured at 2 ranks, 256 KiB: a broadcast 11
+ * us and an alltoall 20, where memory's rate said 32 and 52; at 4 and 8
+ * ranks on 2 cores, a broadcast 31-48 and 60-99 us, where it said 69-100
+ * and 141-204); else memory's.  The user's buffers are each rank's own:
+ * where the CPUs share no cache, only the slots' rate falls.
  */
 static double staged_beta(machine *m, double held)
 {
-    int resident = !crowded(m) && 2 * held * m->ranks_per_host <= (double)m->host_cache_bytes;
+    int resident = 2 * held * m->ranks_per_host <= (double)m->host_cache_bytes;
     return resident && m->host_resident_beta > m->host_beta ? m->host_resident_beta : m->host_beta;
 }
 

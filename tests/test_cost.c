@@ -225,6 +225,15 @@ static void hand_computed(void)
     /* staged copies too: a sync + 1000 B at 4 GB/s and 1000 through a slot at 2, shared */
     expect_us(&crowd, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 1000, 5 + 2 * 0.75,
               "a crowded host's staged broadcast, resident");
+    /* but not allgather's: a sync + 5000 B of buffers at 1 GB/s and 5000 of slots at 2, shared */
+    expect_us(&crowd, COLLIE_COLL_ALLGATHER, COLLIE__ALGO_STAGED, 1000, 5 + 2 * (5 + 2.5),
+              "a crowded host's staged allgather: memory's rate");
+    /* where the ranks fit on the cores, allgather's and reduce_scatter's copies are resident:
+     * a sync + 3000 B at 4 GB/s and 3000 (allgather) or 4000 (reduce_scatter) of slots at 2 */
+    expect_us(&fast, COLLIE_COLL_ALLGATHER, COLLIE__ALGO_STAGED, 1000, 1 + 0.75 + 1.5,
+              "staged allgather, resident");
+    expect_us(&fast, COLLIE_COLL_REDUCE_SCATTER, COLLIE__ALGO_STAGED, 1000, 1 + 0.75 + 2,
+              "staged reduce_scatter, resident");
     /* 2 ranks on 4 cores: every phase has idle cores beside it */
     struct collie__machine roomy = fast;
     roomy.cores = 4;

@@ -26,7 +26,8 @@ static int failures;
 
 /*
  * Round numbers: 1 us a sync (0.5 carrying its call), 2 us a switch, 1 GB/s memory, 2 GB/s
- * cache, 10 us and 0.1 GB/s a link.
+ * cache, 10 us and 0.1 GB/s a link.  The cache holds the window's slots (two 256 KiB a rank)
+ * twice over and 1 MiB more: the host's buffers stay resident up to 512 KiB.
  */
 static struct collie__machine machine(int ranks, int hosts, int per_host, int cores)
 {
@@ -43,7 +44,7 @@ static struct collie__machine machine(int ranks, int hosts, int per_host, int co
                                     .host_cache_beta = 2e9,
                                     .host_resident_beta = 1e9, /* as memory: no residency */
                                     .host_alone_gain = 1,
-                                    .host_cache_bytes = 1 << 20,
+                                    .host_cache_bytes = (1 << 20) + 4 * per_host * (256 << 10),
                                     .host_attach_beta = 4e9,
                                     .host_attach_mem_beta = 2e9,
                                     .host_attach_call = 1e-6,
@@ -161,8 +162,8 @@ static void hand_computed(void)
      */
     expect_us(&four, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1000,
               10 + 2 * (3 + 3000 / 4e3) + 2 * 2000 / 1e3, "alltoall direct oversubscribed");
-    expect_us(&four, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 100000,
-              10 + 2 * (3 + 300000 / 2e3) + 2 * 200000 / 1e3, "alltoall direct of memory");
+    expect_us(&four, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 400000,
+              10 + 2 * (3 + 1200000 / 2e3) + 2 * 800000 / 1e3, "alltoall direct of memory");
     /* 2 ranks: 2 syncs, 1 call, 1 block; its 4 input blocks fit in the cache */
     expect_us(&attach, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1 << 17,
               2 + 1 + 131072 / 4e3 + 2 * 131072 / 1e3, "alltoall direct, 2 ranks");

@@ -16,14 +16,21 @@
 # OUT_DIR/validation.csv and a per-configuration text file, and prints the
 # summary.  VALIDATE_ROUNDS (default 3): the rounds each configuration's runs
 # alternate.
+#   bash scripts/sim_validate.sh --repredict OUT_DIR RUN_DIR...
+# predicts stored runs again with this build's model, from each run's own
+# tuned descriptions, and scores them: a change to the model judged on the
+# measurements already made, beside the build before it.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 collie=${COLLIE:-$root/build/collie}
+repredict=
+[ "${1:-}" = --repredict ] && repredict=1 && shift
 out=$1
 shift
 mkdir -p "$out"
+header="config,coll,size,measured_us,predicted_us,error,sim_algo,fastest,same,near,state"
 export SIM_VALIDATION=$out/validation.csv
-echo "config,coll,size,measured_us,predicted_us,error,sim_algo,fastest,same,near,state" >"$SIM_VALIDATION"
+echo "$header" >"$SIM_VALIDATION"
 sizes=(-b 4 -e 64M -f 16)
 colls=all
 rounds=${VALIDATE_ROUNDS:-3}
@@ -56,10 +63,57 @@ compare() {
             gather "$dir/round.csv" "$dir/$pair.csv"
         done
     done
+    predict "$label" "$dir" "$dir" "$n" "$machine" "${forced[@]}" | tee "$out/$label.txt"
+}
+
+# predict LABEL RUN_DIR SIM_DIR RANKS MACHINE FORCED...: collie sim's rows beside the
+# measured ones in RUN_DIR (bench.csv, and the forced runs' files)
+predict() {
+    local label=$1 dir=$2 sim=$3 n=$4 machine=$5
+    shift 5
     "$collie" sim $colls "${sizes[@]}" --machine "$machine" --ranks "$n" ${hosts_args:-} \
-        --csv "$dir/sim.csv" >"$dir/sim.txt" || return 1
-    /usr/bin/python3 "$root/scripts/sim_compare.py" "$label" "$dir/bench.csv" "$dir/sim.csv" \
-        "${forced[@]}" | tee "$out/$label.txt"
+        --csv "$sim/sim.csv" >"$sim/sim.txt" || return 1
+    /usr/bin/python3 "$root/scripts/sim_compare.py" "$label" "$dir/bench.csv" "$sim/sim.csv" "$@"
+}
+
+# repredict RUN_DIR...: each stored run predicted again into $out/1, $out/2, ...; its
+# configurations from the directories sim_validate.sh left (localN, hostsHxL[_RATE])
+repredict() {
+    local k=0 run dir label n forced
+    for run in "$@"; do
+        k=$((k + 1))
+        mkdir -p "$out/$k"
+        export SIM_VALIDATION=$out/$k/validation.csv
+        echo "$header" >"$SIM_VALIDATION"
+        for dir in "$run"/local* "$run"/hosts*; do
+            [ -f "$dir/bench.csv" ] || continue
+            label=$(basename "$dir")
+            forced=("$dir"/*:*.csv)
+            [ -e "${forced[0]}" ] || forced=()
+            mkdir -p "$out/$k/$label"
+            if [[ $label == local* ]]; then
+                hosts_args=
+                predict "$label" "$dir" "$out/$k/$label" "${label#local}" "$run/local.machine" \
+                    "${forced[@]}" >"$out/$k/$label.txt" || return 1
+            else
+                IFS=x read -r n b <<<"${label#hosts}"
+                hosts_args="--hosts $n $(tcp_sets_of "$run/tcp.machine")"
+                predict "$label" "$dir" "$out/$k/$label" $((n * ${b%%_*})) "$dir/machine" \
+                    "${forced[@]}" >"$out/$k/$label.txt" || return 1
+            fi
+        done
+        echo "# $k: $run"
+        /usr/bin/python3 "$root/scripts/sim_compare.py" --summary "$SIM_VALIDATION" |
+            tee "$out/$k/summary.txt"
+    done
+    [ "$k" -gt 1 ] && /usr/bin/python3 "$root/scripts/sim_compare.py" --across "$out"/*/validation.csv
+    return 0
+}
+
+# tcp_sets_of MACHINE: a description's link rate and latency as the shared-TCP --set options
+tcp_sets_of() {
+    awk '$1 == "link_bandwidth_gbs" { gbs = $3 } $1 == "link_latency_us" { us = $3 }
+         END { print "--set shared_tcp_gbs=" gbs " --set shared_tcp_us=" us }' "$1"
 }
 
 # The rate at which this machine's cores carry TCP, sending and receiving at
@@ -74,10 +128,14 @@ shared_tcp() {
         netns_rsh "$out/tcp.rsh"
         netns_exec 0 "$collie" bench -H "$(netns_hostlist 2 1)" --rsh "$out/tcp.rsh" \
             --tune "$out/tcp.machine" >"$out/tcp.tune.txt" || exit 1
-        awk '$1 == "link_bandwidth_gbs" { gbs = $3 } $1 == "link_latency_us" { us = $3 }
-             END { print "--set shared_tcp_gbs=" gbs " --set shared_tcp_us=" us }' "$out/tcp.machine"
+        tcp_sets_of "$out/tcp.machine"
     )
 }
+if [ -n "$repredict" ]; then
+    repredict "$@"
+    exit
+fi
+
 tcp_sets=
 
 local_max=0

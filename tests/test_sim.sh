@@ -121,6 +121,20 @@ on=$("$collie" sim train --params 25.6M --sample-ms 3 -n 2 --link 1gbit,20us --h
 off=$("$collie" sim train --params 25.6M --sample-ms 3 -n 2 --link 1gbit,20us --hosts 2 --scale 2 --no-overlap | awk '!/^#/ { print $5 }')
 awk -v on="$on" -v off="$off" 'BEGIN { exit !(on < off) }' || fail "overlap exposes $on ms, none $off ms"
 
+# A stored validation run predicted again with this build's model
+# (sim_validate.sh --repredict): its measured rows beside round.machine's
+# predictions for 2 ranks (oneshot 4.69 us at 16 KiB, direct 918.79 at 4 MiB).
+mkdir -p "$dir/run"
+cp -r "$data/repredict/local2" "$dir/run/"
+cp "$data/round.machine" "$dir/run/local.machine"
+expect_status 0 env COLLIE="$collie" bash "$(dirname "$0")/../scripts/sim_validate.sh" \
+    --repredict "$dir/rp" "$dir/run"
+expect_output "^  local2 +2 +1/1 \(median 8%\) +1/1 \(median 6%\) +1/2 +1/2$"
+grep -Eq "allreduce +16384 +5.00 +4.69 +-6% +oneshot +twoshot +no +no" "$dir/rp/1/local2.txt" ||
+    fail "--repredict: 16 KiB's row: $(cat "$dir/rp/1/local2.txt")"
+grep -Eq "allreduce +4194304 +1000.00 +918.79 +-8% +direct +direct +yes +yes" "$dir/rp/1/local2.txt" ||
+    fail "--repredict: 4 MiB's row: $(cat "$dir/rp/1/local2.txt")"
+
 # Bad input says what is wrong.
 expect_status 2 "$collie" sim allreduce
 expect_output "ranks = 0: a machine needs at least one rank"

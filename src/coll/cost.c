@@ -79,9 +79,9 @@ static double move(machine *m, double user_beta, double user, double slot)
  * runnable beside it (their next call's copy in), so the root's core gets
  * a core's share and no more, but the others' work is counted already and
  * the root's is not spread over them: measured at 4 and 8 ranks on 2 cores,
- * a twoshot reduce takes 0.57-0.73 of a twoshot allreduce's time, where
- * charging the root's copy out to every rank said 1.0, and a oneshot
- * reduce is level with twoshot (docs/SCALE.md, *The root alone and the
+ * 256 KiB-64 MiB, a twoshot reduce took 0.45-0.84 of a twoshot allreduce's
+ * time (17 of 18 rows), where charging the root's copy out to every rank
+ * said 1.0, and a oneshot reduce is level with twoshot (docs/SCALE.md, *The root alone and the
  * cache on a crowded host*).
  */
 static double alone(machine *m, double user_beta, double user, double slot)
@@ -94,8 +94,8 @@ static double alone(machine *m, double user_beta, double user, double slot)
  * Whether `bytes` of the host's buffers stay in its cache from one call to
  * the next: they and the window's slots, two a rank, fit in half of it
  * (measured at 2 ranks, 4 MiB, whose 16 MiB of buffers are half of 32 MiB:
- * an allreduce and a reduce at memory's rate, 0.9-1.1 and 0.75-1.1 ms,
- * where the resident rate said 0.65 and 0.4-0.5).
+ * an allreduce and a reduce at memory's rate, 0.94-1.06 and 0.75-1.1 ms,
+ * where the resident rate said 0.65-0.72 and 0.37-0.5).
  */
 static int fits_cache(machine *m, double bytes)
 {
@@ -127,7 +127,7 @@ static double resident_beta(machine *m, double s)
  * where the ranks fit on the cores.  On a crowded host each rank reads all
  * the slots while the ranks that share its core stage their next ones
  * (measured at 4 and 8 ranks on 2 cores, 256 KiB: a oneshot allreduce took
- * 1.5-3x twoshot's time, which reads one slice of each slot; docs/SCALE.md,
+ * 1.6-3.1x twoshot's time, which reads one slice of each slot; docs/SCALE.md,
  * *The root alone and the cache on a crowded host*).
  */
 static double reduction_beta(machine *m, double s)
@@ -339,10 +339,10 @@ static double broadcast_staged(machine *m, double s, int synced)
 /*
  * The same for allgather's and reduce_scatter's copies, which hold a
  * block and n blocks a rank (measured at 2 ranks, 256 KiB-4 MiB: 22-25 and
- * 355-420 us for an allgather, where memory's rate said 35-52 and
- * 540-740).  On a crowded host they keep memory's rate: measured at 4 and
- * 8 ranks on 2 cores, 256 KiB-64 MiB, they took 0.9-1.8x what it
- * predicts, and the resident rate would predict less still.
+ * 355-421 us for an allgather, where memory's rate said 35-52 and
+ * 540-740).  On a crowded host they keep memory's rate: every rank reads
+ * every slot whole, and measured at 4 and 8 ranks on 2 cores, 256 KiB-64
+ * MiB, they took a median 1.19x (0.5-2.7x) of what it predicts.
  */
 static double blocks_beta(machine *m, double held)
 {

@@ -9,11 +9,13 @@
  *     time = steps * alpha + bytes through the busiest resource / beta.
  * Within a host the resource is the cores: every byte of the user's
  * buffers a rank reads or writes costs 1/host_beta (memory; while the
- * host's buffers fit in half its cache, 1/host_resident_beta), every byte
- * of the staging slots 1/host_cache_beta (they stay in cache), and ranks
- * beyond the cores share them.  Those rates are each core's share while
- * all the cores stream; a phase that leaves cores idle (a reduce's root,
- * reducing while the others wait) runs up to host_alone_gain times faster.
+ * host's buffers and the window's slots fit in half its cache,
+ * 1/host_resident_beta), every byte of the staging slots 1/host_cache_beta
+ * (they stay in cache), and ranks beyond the cores share them.  Those
+ * rates are each core's share while all the cores stream; a phase that
+ * leaves cores idle (a reduce's root, reducing while the others wait) runs
+ * up to host_alone_gain times faster, and on a crowded host at a core's
+ * share, beside the others.
  * A sync of the host's ranks costs host_alpha for two of them, a cache
  * line's trip (host_peer) for every further rank the cores hold, and a
  * context switch (host_switch) for every rank beyond the cores; a crowded

@@ -106,7 +106,8 @@ repredict() {
         /usr/bin/python3 "$root/scripts/sim_compare.py" --summary "$SIM_VALIDATION" |
             tee "$out/$k/summary.txt"
     done
-    [ "$k" -gt 1 ] && /usr/bin/python3 "$root/scripts/sim_compare.py" --across "$out"/*/validation.csv
+    [ "$k" -gt 1 ] &&
+        /usr/bin/python3 "$root/scripts/sim_compare.py" --across "$out"/*/validation.csv
     return 0
 }
 

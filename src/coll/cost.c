@@ -81,8 +81,8 @@ static double move(machine *m, double user_beta, double user, double slot)
  * the root's is not spread over them: measured at 4 and 8 ranks on 2 cores,
  * 256 KiB-64 MiB, a twoshot reduce took 0.45-0.84 of a twoshot allreduce's
  * time (17 of 18 rows), where charging the root's copy out to every rank
- * said 1.0, and a oneshot reduce is level with twoshot (docs/SCALE.md,
- * *The root alone and the cache on a crowded host*).
+ * said 1.0 (docs/SCALE.md, *The root alone and the cache on a crowded
+ * host*).  A oneshot's root is not alone there: oneshot() says why.
  */
 static double alone(machine *m, double user_beta, double user, double slot)
 {

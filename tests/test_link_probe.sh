@@ -114,8 +114,12 @@ for round in $(seq 1 20); do
     fail "measured $gbs GB/s on a 1 Gbit/s link with ranks stopped 5 ms in 65 (job $round)"
 done
 kill $stopper_pid; wait $stopper_pid 2>/dev/null; pkill -CONT -f "$stopped"
+# 100 Mbit/s carries 0.0125 GB/s.  Its transfers are 64 KB (5 ms), and tbf's 256 KB bucket
+# lets the untimed one and up to three of the nine timed through at the veth's speed: the
+# median, the fifth, is near the edge (a CI run on 2026-11-28 read 0.014, 12% over).  A probe
+# that took the burst for the link would read many times the rate.
 measured 100mbit
-awk -v g="$gbs" 'BEGIN { exit !(g >= 0.0100 && g <= 0.0135) }' || fail "measured $gbs GB/s on 100 Mbit/s"
+awk -v g="$gbs" 'BEGIN { exit !(g >= 0.0100 && g <= 0.0150) }' || fail "measured $gbs GB/s on 100 Mbit/s"
 measured ""
 awk -v g="$gbs" 'BEGIN { exit !(g >= 0.5) }' || fail "measured $gbs GB/s on an unshaped veth"
 echo "link_probe: ok"

@@ -79,15 +79,17 @@ predict() {
 # repredict RUN_DIR...: each stored run predicted again into $out/1, $out/2, ...; its
 # configurations from the directories sim_validate.sh left (localN, hostsHxL[_RATE])
 repredict() {
-    local k=0 run dir label n forced
+    local k=0 run dir label n b forced configs
     for run in "$@"; do
         k=$((k + 1))
+        configs=0
         mkdir -p "$out/$k"
         export SIM_VALIDATION=$out/$k/validation.csv
         echo "$header" >"$SIM_VALIDATION"
         for dir in "$run"/local* "$run"/hosts*; do
             [ -f "$dir/bench.csv" ] || continue
             label=$(basename "$dir")
+            configs=$((configs + 1))
             forced=("$dir"/*:*.csv)
             [ -e "${forced[0]}" ] || forced=()
             mkdir -p "$out/$k/$label"
@@ -102,6 +104,11 @@ repredict() {
                     "${forced[@]}" >"$out/$k/$label.txt" || return 1
             fi
         done
+        if [ "$configs" = 0 ]; then
+            echo "sim_validate.sh: $run holds no configuration of a validation run" \
+                "(localN or hostsHxL directories with a bench.csv)" >&2
+            return 2
+        fi
         echo "# $k: $run"
         /usr/bin/python3 "$root/scripts/sim_compare.py" --summary "$SIM_VALIDATION" |
             tee "$out/$k/summary.txt"

@@ -29,13 +29,14 @@ static int failures;
  * cache, 10 us and 0.1 GB/s a link.  The cache holds the window's slots (two 256 KiB a rank)
  * twice over and 1 MiB more: the host's buffers stay resident up to 512 KiB.
  */
+#define SLOT_BYTES (256 << 10)
 static struct collie__machine machine(int ranks, int hosts, int per_host, int cores)
 {
     return (struct collie__machine){.ranks = ranks,
                                     .hosts = hosts,
                                     .ranks_per_host = per_host,
                                     .cores = cores,
-                                    .slot_bytes = 256 << 10,
+                                    .slot_bytes = SLOT_BYTES,
                                     .ring_bytes = 1 << 10, /* two messages of 472 bytes */
                                     .host_alpha = 1e-6,
                                     .host_carry = 0.5e-6,
@@ -44,7 +45,7 @@ static struct collie__machine machine(int ranks, int hosts, int per_host, int co
                                     .host_cache_beta = 2e9,
                                     .host_resident_beta = 1e9, /* as memory: no residency */
                                     .host_alone_gain = 1,
-                                    .host_cache_bytes = (1 << 20) + 4 * per_host * (256 << 10),
+                                    .host_cache_bytes = (1 << 20) + 4 * per_host * SLOT_BYTES,
                                     .host_attach_beta = 4e9,
                                     .host_attach_mem_beta = 2e9,
                                     .host_attach_call = 1e-6,

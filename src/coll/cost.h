@@ -14,8 +14,8 @@
  * (they stay in cache), and ranks beyond the cores share them.  Those
  * rates are each core's share while all the cores stream; a phase that
  * leaves cores idle (a reduce's root, reducing while the others wait) runs
- * up to host_alone_gain times faster, and on a crowded host at a core's
- * share, beside the others.
+ * up to host_alone_gain times faster; on a crowded host a twoshot reduce's
+ * copy out, the root's alone, runs at a core's share beside the others.
  * A sync of the host's ranks costs host_alpha for two of them, a cache
  * line's trip (host_peer) for every further rank the cores hold, and a
  * context switch (host_switch) for every rank beyond the cores; a crowded

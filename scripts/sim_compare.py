@@ -24,7 +24,9 @@ within the goals (15% at >= 64 KiB, 30% below) and how often the model's choice
 was the fastest measured, or within 10%; again over the rows measured near,
 where any row was measured far. --across reads several runs' validation files:
 per configuration, how many rows measured the same algorithm fastest in every
-run, and how often the model chose it in each.
+run, and how often the model chose it in each; then how often one run's
+measured time is within the goals of another's, beside the model's errors
+over the same rows: the bound the machine's own repeatability sets.
 """
 import csv
 import os
@@ -99,6 +101,35 @@ def across(paths):
         right = [k for k in stable if all(run[k]["sim_algo"] == run[k]["fastest"] for run in runs)]
         print("  %-18s %5d  %-22s %s" % (cfg, len(sel), "%d/%d" % (len(stable), len(sel)),
                                          "%d/%d" % (len(right), len(stable))))
+    reruns(runs)
+
+
+def reruns(runs):
+    """The goals' bound for the measurement itself: each run's measured time
+    taken as the prediction of every other run's, over the rows in all of
+    them (within 15% at >= 64 KiB, 30% below, as the model's error), beside
+    the model's own errors over the same rows.  A model can match a rerun of
+    its measurement only as closely as the machine repeats."""
+    keys = [k for k in runs[0] if all(k in run for run in runs)]
+    print("# %-18s %5s  %-16s %-16s %-16s %s" % ("config", "rows", "rerun >= 64 KiB",
+                                                 "model >= 64 KiB", "rerun below",
+                                                 "model below"))
+
+    def share(hits):
+        return "%d/%d (%.0f%%)" % (sum(hits), len(hits), 100 * sum(hits) / len(hits)) \
+            if hits else "-"
+    for cfg in sorted({k[0] for k in keys}) + ["all"]:
+        cols = []
+        for big in (True, False):
+            lim = 0.15 if big else 0.30
+            sel = [k for k in keys if (cfg == "all" or k[0] == cfg) and
+                   (int(k[2]) >= 65536) == big]
+            rerun = [abs(float(a[k]["measured_us"]) / float(b[k]["measured_us"]) - 1) <= lim
+                     for k in sel for a in runs for b in runs if a is not b]
+            model = [abs(float(run[k]["error"])) <= lim for k in sel for run in runs]
+            cols += [share(rerun), share(model)]
+        rows = len([k for k in keys if cfg == "all" or k[0] == cfg])
+        print("  %-18s %5d  %-16s %-16s %-16s %s" % (cfg, rows, *cols))
 
 
 def main():

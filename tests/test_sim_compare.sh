@@ -57,4 +57,11 @@ expect_status 0 /usr/bin/python3 "$script" --across "$(dirname "$data")/compare_
 expect_output "^  t +3 +2/3 +1/2$"
 expect_output "^  u +1 +1/1 +0/1$"
 expect_output "^  all +4 +3/4 +1/3$"
+# Then each run's measured time as the prediction of the other's: t's 16 KiB
+# row measured 40 and 60 us (neither within 30% of the other), u's 64 KiB row
+# 100 and 120 (neither within 15%), where the model's errors (+5%, -12.5%)
+# are within it in both runs.
+expect_output "^  t +4 +- +- +6/8 \(75%\) +7/8 \(88%\)$"
+expect_output "^  u +1 +0/2 \(0%\) +2/2 \(100%\) +- +-$"
+expect_output "^  all +5 +0/2 \(0%\) +2/2 \(100%\) +6/8 \(75%\) +7/8 \(88%\)$"
 echo "PASS: sim_compare"

@@ -158,16 +158,25 @@ static void hand_computed(void)
      * Alltoall's direct is, each core making its 2 ranks' calls and copies in
      * turn: 2 syncs (5 us each), 2 x (3 calls + 3 blocks at the attach rate),
      * 2 blocks of the rank's own read and written, twice over.  While its
-     * inputs, 16 blocks, fit in the cache: the cache's rate (4 GB/s); beyond,
-     * memory's (2).
+     * inputs and outputs, 32 blocks, fit in half the cache (5 MiB here): the
+     * cache's rate (4 GB/s); beyond, memory's (2), and the 3 blocks copied in
+     * write their lines to memory (1 GB/s), twice over.
      */
     expect_us(&four, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1000,
               10 + 2 * (3 + 3000 / 4e3) + 2 * 2000 / 1e3, "alltoall direct oversubscribed");
     expect_us(&four, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 400000,
-              10 + 2 * (3 + 1200000 / 2e3) + 2 * 800000 / 1e3, "alltoall direct of memory");
-    /* 2 ranks: 2 syncs, 1 call, 1 block; its 4 input blocks fit in the cache */
+              10 + 2 * (3 + 1200000 / 2e3) + 2 * 1200000 / 1e3 + 2 * 800000 / 1e3,
+              "alltoall direct of memory");
+    /* 2 ranks: 2 syncs, 1 call, 1 block; its 4 input and 4 output blocks fit in half the cache */
     expect_us(&attach, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1 << 17,
               2 + 1 + 131072 / 4e3 + 2 * 131072 / 1e3, "alltoall direct, 2 ranks");
+    /*
+     * Allgather's direct of 1 MiB blocks at 2 ranks: its 6 MiB of buffers leave the 3 MiB
+     * cache, so the peer's block comes at memory's attach rate (2 GB/s) and is written to
+     * memory (1 GB/s); the rank's own block read and written (1 GB/s).
+     */
+    expect_us(&attach, COLLIE_COLL_ALLGATHER, COLLIE__ALGO_DIRECT, 1 << 20,
+              2 + 1 + 1048576 / 2e3 + 1048576 / 1e3 + 2 * 1048576 / 1e3, "allgather direct of memory");
     /*
      * adaptive: its own three syncs (the verdict's, rank 0's bookkeeping and tries), then
      * the cheaper of twoshot (2 + 3 + 1.25) and direct (4 + 0.25 + 1 + 0.5), as it learns them

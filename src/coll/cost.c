@@ -256,6 +256,20 @@ static double direct(machine *m, double s)
 }
 
 /*
+ * What copies of `bytes` into the user's output add where the host's
+ * buffers (`resident`, as attach_beta() takes it) leave the cache: the
+ * attach rates are of copies into a piece in cache (direct.c's, which
+ * `--tune` times), and a copy into memory writes its lines there too, at
+ * memory's rate (measured on 2 cores, alltoall of 64 MiB, `direct`: 16.3,
+ * 34.6 and 83 ms at 2, 4 and 8 ranks, where the attach rate alone said
+ * 11.2, 24 and 50; docs/SCALE.md, *Single copies into memory*).
+ */
+static double written(machine *m, double bytes, double resident)
+{
+    return 2 * resident <= (double)m->host_cache_bytes ? 0 : move(m, m->host_beta, bytes, 0);
+}
+
+/*
  * The other collectives' single copies (broadcast_direct.c, ...): two
  * syncs; each rank copies what it receives from the peers' buffers, a
  * system call per peer's block (per piece, for reduce_scatter's reduction),
@@ -269,7 +283,7 @@ static double broadcast_direct(machine *m, double s)
     double n = m->ranks_per_host, share = (n - 1) / n * s; /* what each copies */
     if (!attach_offered(m))
         return HUGE_VAL;
-    return 2 * sync_cost(m) + attach(m, n - 1, share, n * s);
+    return 2 * sync_cost(m) + attach(m, n - 1, share, n * s) + written(m, share, n * s);
 }
 
 static double gather_direct(machine *m, double s, double resident, int offered)
@@ -278,7 +292,7 @@ static double gather_direct(machine *m, double s, double resident, int offered)
     if (!offered)
         return HUGE_VAL;
     return 2 * sync_cost(m) + attach(m, n - 1, (n - 1) * s, resident) +
-           move(m, m->host_beta, 2 * s, 0);
+           written(m, (n - 1) * s, resident) + move(m, m->host_beta, 2 * s, 0);
 }
 
 static double reduce_scatter_direct(machine *m, double s)
@@ -686,8 +700,7 @@ double collie__cost(const struct collie__machine *m, enum collie__coll coll,
     case PAIR(C(ALLGATHER), A(DIRECT)):
         return gather_direct(m, s, L * (L + 1) * s, attach_offered(m));
     case PAIR(C(ALLTOALL), A(DIRECT)):
-        /* each byte read and written once: the cache's rate while its inputs (L^2 s) fit in it */
-        return gather_direct(m, s, L * L * s / 2, attach_offered_alltoall(m));
+        return gather_direct(m, s, 2 * L * L * s, attach_offered_alltoall(m));
     case PAIR(C(REDUCE_SCATTER), A(DIRECT)): return reduce_scatter_direct(m, s);
     case PAIR(C(ALLGATHER), A(STAGED)): return allgather_staged(m, s);
     case PAIR(C(REDUCE_SCATTER), A(STAGED)): return reduce_scatter_staged(m, s);

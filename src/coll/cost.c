@@ -196,7 +196,8 @@ static double twoshot(machine *m, double s, int rooted)
  * peer.  They are offered on a crowded host too: no reduction rides on the
  * window's copies there, and measured at 4, 8 and 16 ranks on 2 cores
  * (docs/PERFORMANCE.md, *Alltoall on a crowded host*) `direct` beat
- * `staged` by up to 2x from 64-512 KiB to 2-8 MiB, as attach() costs it.
+ * `staged` by up to 2x from 64-512 KiB to 1-4 MiB, as attach() costs it;
+ * beyond, its copies into memory lose (written()).
  */
 static int attach_offered_alltoall(machine *m) { return m->attach && m->ranks_per_host >= 2; }
 

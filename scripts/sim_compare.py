@@ -128,8 +128,8 @@ def reruns(runs):
                      for k in sel for a in runs for b in runs if a is not b]
             model = [abs(float(run[k]["error"])) <= lim for k in sel for run in runs]
             cols += [share(rerun), share(model)]
-        rows = len([k for k in keys if cfg == "all" or k[0] == cfg])
-        print("  %-18s %5d  %-16s %-16s %-16s %s" % (cfg, rows, *cols))
+        count = len([k for k in keys if cfg == "all" or k[0] == cfg])
+        print("  %-18s %5d  %-16s %-16s %-16s %s" % (cfg, count, *cols))
 
 
 def main():

@@ -210,15 +210,20 @@ static int attach_offered_alltoall(machine *m) { return m->attach && m->ranks_pe
 static int attach_offered(machine *m) { return attach_offered_alltoall(m) && !crowded(m); }
 
 /*
- * The rate of those copies: of the cache while the host's bytes that must
- * stay there (`resident`: for most, all ranks' inputs and outputs) fit in
- * half of it; else of memory (measured: 2 ranks' 8 MiB allreduce, 32 MiB of
- * buffers in a 32 MiB cache, copies at memory's rate).
+ * Whether those copies stay in cache: while the host's bytes that must stay
+ * there (`resident`: for most, all ranks' inputs and outputs) fit in half
+ * of it (measured: 2 ranks' 8 MiB allreduce, 32 MiB of buffers in a 32 MiB
+ * cache, copies at memory's rate).
  */
+static int attach_resident(machine *m, double resident)
+{
+    return 2 * resident <= (double)m->host_cache_bytes;
+}
+
+/* The rate of those copies: of the cache, or of memory. */
 static double attach_beta(machine *m, double resident)
 {
-    return 2 * resident <= (double)m->host_cache_bytes ? m->host_attach_beta
-                                                       : m->host_attach_mem_beta;
+    return attach_resident(m, resident) ? m->host_attach_beta : m->host_attach_mem_beta;
 }
 
 /*
@@ -258,7 +263,7 @@ static double direct(machine *m, double s)
 
 /*
  * What copies of `bytes` into the user's output add where the host's
- * buffers (`resident`, as attach_beta() takes it) leave the cache: the
+ * buffers (`resident`, as attach_resident() takes it) leave the cache: the
  * attach rates are of copies into a piece in cache (direct.c's, which
  * `--tune` times), and a copy into memory writes its lines there too, at
  * memory's rate (measured on 2 cores, alltoall of 64 MiB, `direct`: 16.3,
@@ -267,7 +272,7 @@ static double direct(machine *m, double s)
  */
 static double written(machine *m, double bytes, double resident)
 {
-    return 2 * resident <= (double)m->host_cache_bytes ? 0 : move(m, m->host_beta, bytes, 0);
+    return attach_resident(m, resident) ? 0 : move(m, m->host_beta, bytes, 0);
 }
 
 /*

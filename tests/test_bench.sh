@@ -162,12 +162,20 @@ rows=$(printf '%s\n' "$out" | grep -cE '^ +[0-9]+ +[0-9]+ +float32 ')
 [ "$rows" = 18 ] || fail "18 rows (6 collectives x 3 sizes), got $rows: $out"
 printf '%s\n' "$out" | awk '/^ +[0-9]+ +[0-9]+ +float32 / && $(NF-1) != 0 { bad = 1 } END { exit bad }' ||
     fail "wrong elements at --offset 0,24: $out"
+# --hugepages: both buffers 2 MiB-aligned on huge pages, every collective checked
+expect_status 0 "$collie" bench all -n 3 -b 4K -e 4M -f 32 "${quick[@]}" --hugepages
+rows=$(printf '%s\n' "$out" | grep -cE '^ +[0-9]+ +[0-9]+ +float32 ')
+[ "$rows" = 18 ] || fail "18 rows (6 collectives x 3 sizes) with --hugepages, got $rows: $out"
+printf '%s\n' "$out" | awk '/^ +[0-9]+ +[0-9]+ +float32 / && $(NF-1) != 0 { bad = 1 } END { exit bad }' ||
+    fail "wrong elements with --hugepages: $out"
 
 # usage errors
 expect_status 2 "$collie" bench --offset 4096
 expect_output "bad value '4096' for --offset"
 expect_status 2 "$collie" bench --offset 8,
 expect_output "bad value '8,' for --offset"
+expect_status 2 "$collie" bench -n 2 --hugepages --baseline torch
+expect_output "--hugepages: torch.distributed allocates its own tensors"
 expect_status 2 "$collie" bench --dtype float128
 expect_output "bad value 'float128' for --dtype"
 expect_status 2 env COLLIE_RANK=0 COLLIE_SIZE=1 "$collie" bench -n 2
@@ -196,6 +204,9 @@ if [ -x "$(dirname "$collie")/collie-bench-mpi" ] && command -v mpirun >/dev/nul
     expect_output "^ +4096 +1024 +float32 +sum .* [0-9./,]+ +0/0  "
     [ "$(grep -c '^mpi,' "$dir/b.csv")" = "$(grep -c '^collie,' "$dir/b.csv")" ] || fail "unequal rows: $(cat "$dir/b.csv")"
     [ "$(grep -c '^mpi,allreduce,1,' "$dir/b.csv")" = 3 ] || fail "round 1 rows missing (64, 512, 4096 B)"
+    expect_status 0 "$collie" bench allgather alltoall -n 2 -b 4M -e 4M "${quick[@]}" --baseline mpi --hugepages
+    [ "$(printf '%s\n' "$out" | grep -cE '^ +4194304 +1048576 +float32 +sum .* 0/0  [a-z]+$')" = 2 ] ||
+        fail "--hugepages beside MPI: two rows, no wrong element: $out"
     expect_status 0 "$collie" bench pingpong -n 2 -b 8 -e 4K -f 8 "${quick[@]}" --baseline mpi
     expect_output "^ +4096 +1024 +float32 +sum .* 0/0  send/recv$"
     expect_status 0 "$collie" bench -n 2 -b 8 -e 64 "${quick[@]}" --baseline mpi --dtype bfloat16 --op avg

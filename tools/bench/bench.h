@@ -91,6 +91,7 @@ struct bench_opts {
     collie_op op;
     int iters, warmup, inplace, check, root;
     int offset[2]; /* --offset: the send and receive buffers this far past a page; -1: malloc's */
+    int hugepages; /* --hugepages: both buffers on 2 MiB pages (transparent huge pages) */
     int nranks;    /* -n: launch this many ranks */
     int rounds;    /* A B A B ...: repetitions of every job */
     int stream;

@@ -116,6 +116,8 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
         ADD("--offset");
         ADD("%d,%d", o->offset[0], o->offset[1]);
     }
+    if (o->hugepages)
+        ADD("--hugepages");
     if (o->noise) {
         ADD("--noise");
         ADD("%d", o->noise);

@@ -86,6 +86,9 @@ void bench_usage(FILE *out, const char *prog)
         "  --offset S[,R]  start the send buffer S bytes and the receive buffer R bytes\n"
         "                  (default S) past a page, 0-4095 (default: where malloc puts them,\n"
         "                  16 bytes in with glibc), in collie's ranks and the baselines' alike\n"
+        "  --hugepages     both buffers on 2 MiB pages (madvise MADV_HUGEPAGE; the kernel's\n"
+        "                  transparent huge pages must not be \"never\"), in every library's\n"
+        "                  ranks alike: single copies between ranks pin the peer's pages\n"
         "  --root R        root of broadcast and reduce (default 0)\n"
         "  --algo NAME     force a collie algorithm (sets COLLIE_ALGO)\n"
         "  --no-check      skip checking every element of the results\n"
@@ -260,6 +263,10 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             o->inplace = 1;
             continue;
         }
+        if (!strcmp(a, "--hugepages")) {
+            o->hugepages = 1;
+            continue;
+        }
         if (!strcmp(a, "--overlap")) {
             o->colls[o->ncolls++ % BENCH_NCOLLS] = BENCH_OVERLAP;
             continue;
@@ -429,9 +436,9 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
                     bench_coll_name(o->colls[k]));
             return -1;
         }
-    if (o->offset[0] >= 0 && bench_has_baseline(o, "torch")) {
-        fprintf(stderr, "%s: --offset: torch.distributed allocates its own tensors; drop one\n",
-                prog);
+    if ((o->offset[0] >= 0 || o->hugepages) && bench_has_baseline(o, "torch")) {
+        fprintf(stderr, "%s: %s: torch.distributed allocates its own tensors; drop one\n", prog,
+                o->hugepages ? "--hugepages" : "--offset");
         return -1;
     }
     if (o->noise && bench_has_baseline(o, "torch")) {

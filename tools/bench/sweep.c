@@ -6,8 +6,10 @@
  * Both libraries go through this one loop (see bench.h's backend).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -305,30 +307,57 @@ static int batch_for(double per_op)
 
 /*
  * A zeroed buffer of `bytes`: calloc's, or with --offset `offset` bytes past
- * a page of a mapping of its own.  Its pages fault in as each size's warm-up
+ * a page of a mapping of its own, or with --hugepages in a mapping of its
+ * own that starts on a 2 MiB boundary and asks for huge pages (`offset`
+ * past it, 0 without --offset).  Its pages fault in as each size's warm-up
  * first touches them, not all before the first size: a sweep to 1 GiB would
  * spend seconds there.  (The memset that was here never ran: GCC had made
  * malloc and memset one calloc.)
  */
+#define HUGE_PAGE ((size_t)2 << 20)
+
 struct buffer {
     unsigned char *at;
-    void *mapped; /* --offset: the mapping, of `length` bytes; NULL: `at` is calloc's */
+    void *mapped; /* the mapping, of `length` bytes; NULL: `at` is calloc's */
     size_t length;
 };
 
-static int buffer_get(struct buffer *b, size_t bytes, int offset)
+static int buffer_get(struct buffer *b, size_t bytes, int offset, int huge)
 {
     *b = (struct buffer){0};
-    if (offset < 0)
+    if (offset < 0 && !huge)
         return (b->at = calloc(1, bytes)) ? 0 : -1;
-    b->length = bytes + (size_t)offset;
+    size_t past = offset < 0 ? 0 : (size_t)offset, align = huge ? HUGE_PAGE : 1;
+    b->length = bytes + past + align - 1;
     b->mapped = mmap(NULL, b->length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (b->mapped == MAP_FAILED) {
         b->mapped = NULL;
         return -1;
     }
-    b->at = (unsigned char *)b->mapped + offset;
+    uintptr_t start = ((uintptr_t)b->mapped + align - 1) & ~(uintptr_t)(align - 1);
+    if (huge && madvise((void *)start, bytes + past, MADV_HUGEPAGE))
+        fprintf(stderr, "bench: --hugepages: madvise: %s; the buffers stay on 4 KiB pages\n",
+                strerror(errno));
+    b->at = (unsigned char *)start + past;
     return 0;
+}
+
+/* --hugepages where the kernel grants none: said once, by rank 0 (madvise accepts it all the same). */
+static void warn_if_no_huge_pages(void)
+{
+    static const char *setting = "/sys/kernel/mm/transparent_hugepage/enabled";
+    char line[128] = "";
+    FILE *f = fopen(setting, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = 0;
+        fclose(f);
+    }
+    if (!f || strstr(line, "[never]"))
+        fprintf(stderr,
+                "bench: --hugepages: transparent huge pages are off (%s: %s); the buffers "
+                "stay on 4 KiB pages\n",
+                setting, f ? "never" : "absent");
 }
 
 static void buffer_put(struct buffer *b)
@@ -352,9 +381,12 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
         max_recv = rb > max_recv ? rb : max_recv;
         total += (double)sizes[k] + 4096;
     }
+    static int huge_pages_checked;
+    if (o->hugepages && b->rank == 0 && !huge_pages_checked++)
+        warn_if_no_huge_pages();
     struct buffer send_buf, recv_buf;
-    int got_send = buffer_get(&send_buf, max_send + 64, o->offset[0]) == 0;
-    int got_recv = buffer_get(&recv_buf, max_recv + 64, o->offset[1]) == 0;
+    int got_send = buffer_get(&send_buf, max_send + 64, o->offset[0], o->hugepages) == 0;
+    int got_recv = buffer_get(&recv_buf, max_recv + 64, o->offset[1], o->hugepages) == 0;
     double *times = malloc(sizeof(double) * (size_t)MAX_ITERS(o));
     if (!got_send || !got_recv || !times) {
         fprintf(stderr, "bench: no memory for %zu + %zu bytes\n", max_send, max_recv);

@@ -150,6 +150,29 @@ COLLIE_API collie_status collie_convert(void *dst, collie_dtype dst_dtype, const
                                         collie_dtype src_dtype, size_t count);
 
 /*
+ * Memory that the other ranks of this host read and write as their own, as
+ * NCCL's ncclMemAlloc: collie_mem_alloc maps `bytes` (rounded up to pages),
+ * zeroed and page-aligned, into *ptr, in a shared segment of its own that
+ * this host's ranks map when a call first needs it.  A collective whose
+ * buffers lie in such memory copies them between the host's ranks with a
+ * plain copy where other buffers go through the kernel (cross-memory
+ * attach, which pins every 4 KiB page it reads: about half the speed).
+ * Any part of it may be given to any call of any communicator; it needs no
+ * communicator itself.  The pages are shared (MAP_SHARED): a child forked
+ * after it sees and writes the same memory.  Returns COLLIE_ERR_INVALID_ARG
+ * for a NULL ptr or 0 bytes, COLLIE_ERR_NOMEM or COLLIE_ERR_SYSTEM when the
+ * kernel refuses; writes nothing then.
+ */
+COLLIE_API collie_status collie_mem_alloc(void **ptr, size_t bytes);
+
+/*
+ * Frees what collie_mem_alloc returned (NULL: nothing to do).  No call in
+ * flight may still use it.  Returns COLLIE_ERR_INVALID_ARG, freeing
+ * nothing, for any pointer collie_mem_alloc did not return.
+ */
+COLLIE_API collie_status collie_mem_free(void *ptr);
+
+/*
  * Seconds on a monotonic clock, as MPI_Wtime: for measuring intervals
  * within one process (the origin is arbitrary and differs between hosts).
  */

@@ -20,6 +20,12 @@
  * bytes (modulo 64) past a page, so that the ranks' buffers lie 1-31 bytes
  * apart modulo 4 KiB, where the kernel's copy between them crawls and the
  * single copies go by a placed buffer instead (transport/shm_attach.c).
+ *
+ * COLLIE_TEST_MEM=all takes every buffer from collie_mem_alloc, which peers
+ * map and copy from as their own (transport/shm_mem.c); =even on even ranks
+ * only, so that calls mix mapped and kernel copies.  A buffer that grows is
+ * freed and allocated again, often at the same address: a peer must not
+ * read the old segment there.
  */
 #include "test_util.h"
 
@@ -42,7 +48,7 @@ static const size_t counts[] = {0, 1, 2, 3, 7, 64, 1000, 65537, 1u << 20, (1u <<
 
 static int rank, size;
 static long failures, cases;
-static int nonblocking, skew;
+static int nonblocking, skew, mem;
 
 /* The requests around a non-blocking case: one issued before it, one after. */
 static struct {
@@ -163,7 +169,12 @@ static struct buf make(int which, size_t bytes)
     static unsigned char *pool[2];
     static size_t capacity[2];
     size_t start = skew ? (size_t)(16 * which + 8 * rank) % 64 : 0, need = start + bytes + GUARD;
-    if (capacity[which] < need) { /* malloc's placement, as a program's, unless skewed */
+    if (capacity[which] < need && mem) {
+        CHECK(collie_mem_free(pool[which]) == COLLIE_OK, "collie_mem_free refused its own buffer");
+        void *p = NULL;
+        pool[which] = collie_mem_alloc(&p, need) == COLLIE_OK ? p : NULL;
+        capacity[which] = pool[which] ? need : 0;
+    } else if (capacity[which] < need) { /* malloc's placement, as a program's, unless skewed */
         free(pool[which]);
         pool[which] = skew ? aligned_alloc(4096, (need + 4095) / 4096 * 4096) : malloc(need);
         capacity[which] = pool[which] ? need : 0;
@@ -463,6 +474,8 @@ int main(int argc, char **argv)
     const char *sk = getenv("COLLIE_TEST_SKEW");
     skew = sk && *sk == '1';
     rank = collie_rank(comm);
+    const char *me = getenv("COLLIE_TEST_MEM");
+    mem = me && (!strcmp(me, "all") || (!strcmp(me, "even") && rank % 2 == 0));
     size = collie_size(comm);
     if (!strcmp(coll, "run_ahead")) {
         double t0 = test_seconds();

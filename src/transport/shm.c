@@ -284,6 +284,33 @@ static int probe_attach(const collie_comm *comm, const int32_t *pids, const uint
 }
 
 /*
+ * The local peers' tables of collie_mem segments, from the exchange's
+ * records (`stride` bytes apart, by global rank: pid and table fd at the
+ * given places).  NULL when out of memory: every single copy then goes
+ * through the kernel.
+ */
+static struct collie__peer_mem *open_peers(const collie_comm *comm, const int32_t *pid0,
+                                           const int32_t *table_fd0, size_t stride)
+{
+    int n = comm->local_size;
+    int32_t *pids = calloc((size_t)n, sizeof *pids), *fds = calloc((size_t)n, sizeof *fds);
+    struct collie__peer_mem *peers = NULL;
+    if (pids && fds) {
+        for (int r = 0; r < n; r++) {
+            size_t at = (size_t)comm->local_to_global[r] * stride;
+            pids[r] = *(const int32_t *)(const void *)((const char *)pid0 + at);
+            fds[r] = r == comm->local_rank
+                         ? -1
+                         : *(const int32_t *)(const void *)((const char *)table_fd0 + at);
+        }
+        peers = collie__mem_peers(n, pids, fds);
+    }
+    free(pids);
+    free(fds);
+    return peers;
+}
+
+/*
  * Creates (host's lowest rank) or opens (the others) the host's segment.
  * Collective over the bootstrap; comm's host layout must be known.
  */
@@ -294,6 +321,7 @@ static collie_status shm_transport_open(collie_comm *comm)
         calloc(4 * COLLIE_SHM_CHANNELS * (size_t)comm->local_size, sizeof *counters);
     struct {
         int32_t pid, fd;
+        int32_t mem_table_fd;       /* collie__mem_table_fd(): its collie_mem segments */
         uint64_t probe;             /* collie__attach_probe_addr() */
         cpu_set_t cpus;             /* where the rank may run: the host's CPUs are the union */
         char kernel[KERNEL_ID_LEN]; /* its kernel's boot id: hosts on one kernel share its CPUs */
@@ -313,6 +341,7 @@ static collie_status shm_transport_open(collie_comm *comm)
     mine.pid = (int32_t)getpid();
     mine.fd = fd;
     mine.probe = collie__attach_probe_addr();
+    mine.mem_table_fd = mine.probe ? collie__mem_table_fd() : -1;
     if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0)
         CPU_ZERO(&mine.cpus);
     collie__identity_boot_id(mine.kernel, sizeof mine.kernel);
@@ -348,6 +377,7 @@ static collie_status shm_transport_open(collie_comm *comm)
     if (st == COLLIE_OK) {
         count_host_cpus(comm, &all[0].cpus, sizeof *all);
         count_kernel_cpus(comm, all[0].kernel, &all[0].cpus, sizeof *all);
+        s->peers = open_peers(comm, &all[0].pid, &all[0].mem_table_fd, sizeof *all);
     }
     free(all);
     free(ok);
@@ -402,6 +432,12 @@ static void shm_transport_close(collie_comm *comm)
                 (unsigned long long)s->moves);
     atomic_store_explicit(&s->ctl[s->me].state, COLLIE_RANK_LEFT, memory_order_release);
     wake_everyone(s);
+    COLLIE_INFO("shm",
+                "single copies: %llu bytes through the kernel, %llu through peers' "
+                "collie_mem segments mapped here",
+                (unsigned long long)s->attach_bytes_kernel,
+                (unsigned long long)s->attach_bytes_mapped);
+    collie__mem_peers_close(s->peers, s->n);
     munmap(s->hdr, s->map.total);
     free(s->sent);
     free(s);

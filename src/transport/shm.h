@@ -87,6 +87,29 @@ static inline unsigned char *collie__attach_place(unsigned char *at, uintptr_t f
     return at + ((far - (uintptr_t)at) & 63);
 }
 
+/*
+ * Memory the host's ranks map from each other (shm_mem.c; the public
+ * collie_mem_alloc and collie_mem_free are defined there).
+ *
+ * This process's table of segments, for its peers to open through /proc; -1 when none. */
+int collie__mem_table_fd(void);
+
+/*
+ * The local peers' tables and the segments of theirs this rank has mapped,
+ * for one communicator: n peers' pids and table fds (-1: none).  NULL when
+ * out of memory (every copy then goes through the kernel).
+ */
+struct collie__peer_mem;
+struct collie__peer_mem *collie__mem_peers(int n, const int32_t *pids, const int32_t *table_fds);
+void collie__mem_peers_close(struct collie__peer_mem *peers, int n);
+
+/*
+ * Where [remote, remote + n) of local peer r lies in this process, when it
+ * lies within one of the peer's segments, mapped here on first use; NULL
+ * when it does not (or cannot be mapped): the kernel copies it.
+ */
+unsigned char *collie__mem_peer(struct collie__peer_mem *peers, int r, uintptr_t remote, size_t n);
+
 /* For shm.c's set-up: what peers' probes read here (0 when COLLIE_CMA=0). */
 uint64_t collie__attach_probe_addr(void);
 

@@ -106,6 +106,17 @@ static int crawls(uintptr_t dst, uintptr_t src) { return ((dst - src) & 4095) - 
 static collie_status copy(collie_comm *comm, int local_rank, int write, unsigned char *mine,
                           uintptr_t remote, size_t n)
 {
+    struct collie__shm *s = comm->shm;
+    unsigned char *mapped = s->peers ? collie__mem_peer(s->peers, local_rank, remote, n) : NULL;
+    atomic_fetch_add_explicit(mapped ? &s->attach_bytes_mapped : &s->attach_bytes_kernel, n,
+                              memory_order_relaxed);
+    if (mapped) { /* a peer's collie_mem segment: a plain copy, nothing pinned */
+        if (write)
+            collie__copy(mapped, mine, n);
+        else
+            collie__copy(mine, mapped, n);
+        return COLLIE_OK;
+    }
     uintptr_t here = (uintptr_t)mine;
     if (!crawls(write ? remote : here, write ? here : remote))
         return copy_all(comm, local_rank, write, mine, remote, n);

@@ -120,6 +120,9 @@ struct collie__shm {
     _Atomic int cpu; /* the CPU this rank last published in its ctl (both lanes may wait) */
     int may_move;    /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */
     int attach;      /* every rank of the communicator reads its local peers' memory */
+    struct collie__peer_mem *peers; /* their collie_mem segments (shm_mem.c); NULL: none */
+    _Atomic unsigned long long attach_bytes_kernel,
+        attach_bytes_mapped; /* single copies, by path */
     /*
      * How this rank's waits went: found the peer sharing this CPU (and so
      * yielded at once); ended while polling, while yielding, after sleeping;

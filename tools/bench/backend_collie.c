@@ -119,6 +119,20 @@ static int supports(struct bench_backend *b, collie_dtype t, collie_op op)
     return 1;
 }
 
+/* --libmem: memory the host's ranks map from each other. */
+static void *mem_alloc(struct bench_backend *b, size_t bytes)
+{
+    (void)b;
+    void *p = NULL;
+    return collie_mem_alloc(&p, bytes) == COLLIE_OK ? p : NULL;
+}
+
+static void mem_free(struct bench_backend *b, void *p)
+{
+    (void)b;
+    collie_mem_free(p);
+}
+
 int bench_backend_collie(struct bench_backend *b, const struct bench_opts *o)
 {
     struct collie_backend *cb = calloc(1, sizeof *cb);
@@ -152,7 +166,9 @@ int bench_backend_collie(struct bench_backend *b, const struct bench_opts *o)
                                 .wait = wait,
                                 .group = group,
                                 .neighbor_expected = neighbor_expected,
-                                .neighbor_blocks = neighbor_blocks};
+                                .neighbor_blocks = neighbor_blocks,
+                                .mem_alloc = mem_alloc,
+                                .mem_free = mem_free};
     return 0;
 }
 

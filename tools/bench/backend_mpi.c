@@ -225,6 +225,20 @@ static int supports(struct bench_backend *b, collie_dtype t, collie_op op)
     return 1;
 }
 
+/* --libmem: MPI's own allocator, as collie's bench gives collie_mem_alloc. */
+static void *mem_alloc(struct bench_backend *b, size_t bytes)
+{
+    (void)b;
+    void *p = NULL;
+    return MPI_Alloc_mem((MPI_Aint)bytes, MPI_INFO_NULL, &p) == MPI_SUCCESS ? p : NULL;
+}
+
+static void mem_free(struct bench_backend *b, void *p)
+{
+    (void)b;
+    MPI_Free_mem(p);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -249,7 +263,9 @@ int main(int argc, char **argv)
                               .supports = supports,
                               .iallreduce = iallreduce,
                               .wait = wait,
-                              .group = NULL}; /* MPI cannot fuse: one call per tensor */
+                              .group = NULL, /* MPI cannot fuse: one call per tensor */
+                              .mem_alloc = mem_alloc,
+                              .mem_free = mem_free};
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.size);
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);

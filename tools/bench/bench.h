@@ -77,6 +77,12 @@ struct bench_backend {
     double (*neighbor_expected)(const struct bench_backend *b, const struct bench_opts *o, size_t i,
                                 size_t count);
     int (*neighbor_blocks)(const struct bench_backend *b);
+    /*
+     * --libmem: the library's own allocator for the buffers (collie_mem_alloc,
+     * MPI_Alloc_mem); NULL where it has none.  NULL when out of memory.
+     */
+    void *(*mem_alloc)(struct bench_backend *b, size_t bytes);
+    void (*mem_free)(struct bench_backend *b, void *p);
 };
 
 #define BENCH_MAX_SIZES 1000 /* rows of one sweep (-b, -e, -f) */
@@ -92,6 +98,7 @@ struct bench_opts {
     int iters, warmup, inplace, check, root;
     int offset[2]; /* --offset: the send and receive buffers this far past a page; -1: malloc's */
     int hugepages; /* --hugepages: both buffers on 2 MiB pages (transparent huge pages) */
+    int libmem;    /* --libmem: both buffers from each library's own allocator */
     int nranks;    /* -n: launch this many ranks */
     int rounds;    /* A B A B ...: repetitions of every job */
     int stream;

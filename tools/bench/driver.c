@@ -118,6 +118,8 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
     }
     if (o->hugepages)
         ADD("--hugepages");
+    if (o->libmem)
+        ADD("--libmem");
     if (o->noise) {
         ADD("--noise");
         ADD("%d", o->noise);

@@ -89,6 +89,8 @@ void bench_usage(FILE *out, const char *prog)
         "  --hugepages     both buffers on 2 MiB pages (madvise MADV_HUGEPAGE; the kernel's\n"
         "                  transparent huge pages must not be \"never\"), in every library's\n"
         "                  ranks alike: single copies between ranks pin the peer's pages\n"
+        "  --libmem        both buffers from each library's own allocator: collie_mem_alloc\n"
+        "                  (memory the host's ranks map from each other), MPI_Alloc_mem\n"
         "  --root R        root of broadcast and reduce (default 0)\n"
         "  --algo NAME     force a collie algorithm (sets COLLIE_ALGO)\n"
         "  --no-check      skip checking every element of the results\n"
@@ -267,6 +269,10 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             o->hugepages = 1;
             continue;
         }
+        if (!strcmp(a, "--libmem")) {
+            o->libmem = 1;
+            continue;
+        }
         if (!strcmp(a, "--overlap")) {
             o->colls[o->ncolls++ % BENCH_NCOLLS] = BENCH_OVERLAP;
             continue;
@@ -436,6 +442,18 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
                     bench_coll_name(o->colls[k]));
             return -1;
         }
+    if ((o->offset[0] >= 0 || o->hugepages) && o->libmem) {
+        fprintf(stderr, "%s: --libmem: the libraries place their buffers themselves; drop %s\n",
+                prog, o->hugepages ? "--hugepages" : "--offset");
+        return -1;
+    }
+    if (o->libmem && (bench_has_baseline(o, "gloo") || bench_has_baseline(o, "torch"))) {
+        fprintf(stderr,
+                "%s: --libmem: Gloo and torch.distributed have no allocator of their own; "
+                "measure them apart\n",
+                prog);
+        return -1;
+    }
     if ((o->offset[0] >= 0 || o->hugepages) && bench_has_baseline(o, "torch")) {
         fprintf(stderr, "%s: %s: torch.distributed allocates its own tensors; drop one\n", prog,
                 o->hugepages ? "--hugepages" : "--offset");

@@ -318,13 +318,22 @@ static int batch_for(double per_op)
 
 struct buffer {
     unsigned char *at;
-    void *mapped; /* the mapping, of `length` bytes; NULL: `at` is calloc's */
+    void *mapped; /* the mapping, of `length` bytes; NULL: `at` is calloc's or the library's */
     size_t length;
+    struct bench_backend *lib; /* --libmem: the library whose allocator `at` is from */
 };
 
-static int buffer_get(struct buffer *b, size_t bytes, int offset, int huge)
+static int buffer_get(struct buffer *b, size_t bytes, int offset, int huge,
+                      struct bench_backend *lib)
 {
     *b = (struct buffer){0};
+    if (lib) {
+        if (!lib->mem_alloc || !(b->at = lib->mem_alloc(lib, bytes)))
+            return -1;
+        b->lib = lib;
+        memset(b->at, 0, bytes);
+        return 0;
+    }
     if (offset < 0 && !huge)
         return (b->at = calloc(1, bytes)) ? 0 : -1;
     size_t past = offset < 0 ? 0 : (size_t)offset, align = huge ? HUGE_PAGE : 1;
@@ -362,7 +371,9 @@ static void warn_if_no_huge_pages(void)
 
 static void buffer_put(struct buffer *b)
 {
-    if (b->mapped)
+    if (b->lib)
+        b->lib->mem_free(b->lib, b->at);
+    else if (b->mapped)
         munmap(b->mapped, b->length);
     else
         free(b->at);
@@ -385,8 +396,10 @@ static int sweep_one(struct bench_backend *b, const struct bench_opts *o, int c,
     if (o->hugepages && b->rank == 0 && !huge_pages_checked++)
         warn_if_no_huge_pages();
     struct buffer send_buf, recv_buf;
-    int got_send = buffer_get(&send_buf, max_send + 64, o->offset[0], o->hugepages) == 0;
-    int got_recv = buffer_get(&recv_buf, max_recv + 64, o->offset[1], o->hugepages) == 0;
+    int got_send =
+        buffer_get(&send_buf, max_send + 64, o->offset[0], o->hugepages, o->libmem ? b : NULL) == 0;
+    int got_recv =
+        buffer_get(&recv_buf, max_recv + 64, o->offset[1], o->hugepages, o->libmem ? b : NULL) == 0;
     double *times = malloc(sizeof(double) * (size_t)MAX_ITERS(o));
     if (!got_send || !got_recv || !times) {
         fprintf(stderr, "bench: no memory for %zu + %zu bytes\n", max_send, max_recv);

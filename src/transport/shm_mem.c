@@ -1,0 +1,402 @@
+/*
+ * shm_mem.c - memory that the ranks of a host map from each other
+ * (collie_mem_alloc, as NCCL's ncclMemAlloc).  Each segment is a memfd of
+ * its own; each process keeps one table of its live segments, itself a
+ * memfd that its peers map.  A single copy whose peer buffer lies in such a
+ * segment is a plain copy through the peer's mapping, where cross-memory
+ * attach has the kernel pin every 4 KiB page it reads: about half the
+ * speed (docs/PERFORMANCE.md, *Single copies and the peer's pages*).
+ *
+ * The table has one writer, this process under a mutex, and readers in
+ * other processes: a sequence counter, odd while the table changes; a
+ * reader that sees it odd or moved reads again.  A peer's buffer in a call
+ * cannot be freed during that call (the user may not), so the entry a
+ * reader finds for it is current.  Serials tell a segment from a later one
+ * at the same address; the inode, checked when a peer opens the memfd
+ * through /proc, tells the file from another that took its number.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/log.h"
+#include "collie.h"
+#include "shm.h"
+
+#define TABLE_MAGIC 0x636f6c6c6d656d31ull /* "collmem1" */
+#define TABLE_ENTRIES 255
+#define READ_TRIES 1000 /* a table that keeps changing is read through the kernel instead */
+
+struct mem_entry {
+    _Atomic uint64_t serial; /* 0: none */
+    _Atomic uint64_t base, length, ino;
+    _Atomic int64_t fd;
+};
+
+struct mem_table {
+    _Atomic uint32_t seq;  /* odd while the writer changes the entries */
+    _Atomic uint32_t used; /* entries [0, used) are live */
+    uint64_t magic;
+    struct mem_entry e[TABLE_ENTRIES];
+};
+
+/* What this process allocated, for collie_mem_free. */
+struct segment {
+    struct segment *next;
+    void *base;
+    size_t length;
+    int fd;
+    uint64_t serial;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mem_table *table; /* NULL until the first communicator or segment asks */
+static int table_fd = -1;
+static struct segment *segments;
+static uint64_t next_serial = 1;
+static pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
+
+/*
+ * A forked child shares the table's pages with its parent (MAP_SHARED):
+ * it must never write them.  It forgets the table; its inherited segments
+ * stay its memory (shared with the parent, as any MAP_SHARED mapping) and
+ * may still be freed, but are no longer registered.
+ */
+static void forget_table_in_child(void)
+{
+    if (table)
+        munmap(table, sizeof *table);
+    if (table_fd >= 0)
+        close(table_fd);
+    table = NULL;
+    table_fd = -1;
+    pthread_mutex_init(&lock, NULL);
+}
+
+static void install_fork_handler(void) { pthread_atfork(NULL, NULL, forget_table_in_child); }
+
+/* Under the lock: the table, created on first need; NULL when the kernel refused. */
+static struct mem_table *own_table(void)
+{
+    if (table || table_fd == -2)
+        return table;
+    pthread_once(&fork_handler_once, install_fork_handler);
+    int fd = memfd_create("collie-mem-table", MFD_CLOEXEC);
+    void *p = MAP_FAILED;
+    if (fd >= 0 && ftruncate(fd, (off_t)sizeof *table) == 0)
+        p = mmap(NULL, sizeof *table, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        COLLIE_INFO("shm",
+                    "no table of collie_mem segments (%s): peers copy them through the kernel",
+                    strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        table_fd = -2; /* do not try again */
+        return NULL;
+    }
+    table = p;
+    table->magic = TABLE_MAGIC;
+    table_fd = fd;
+    return table;
+}
+
+int collie__mem_table_fd(void)
+{
+    pthread_mutex_lock(&lock);
+    int fd = own_table() ? table_fd : -1;
+    pthread_mutex_unlock(&lock);
+    return fd;
+}
+
+/* Under the lock: entries change between two moves of the counter. */
+static void table_begin(struct mem_table *t)
+{
+    atomic_fetch_add_explicit(&t->seq, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+}
+
+static void table_end(struct mem_table *t)
+{
+    atomic_fetch_add_explicit(&t->seq, 1, memory_order_release);
+}
+
+static void entry_copy(struct mem_entry *to, const struct mem_entry *from)
+{
+    atomic_store_explicit(&to->serial, atomic_load_explicit(&from->serial, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&to->base, atomic_load_explicit(&from->base, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&to->length, atomic_load_explicit(&from->length, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&to->ino, atomic_load_explicit(&from->ino, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&to->fd, atomic_load_explicit(&from->fd, memory_order_relaxed),
+                          memory_order_relaxed);
+}
+
+/* Under the lock: records a segment in the table, if there is one with room. */
+static void table_add(const struct segment *g, uint64_t ino)
+{
+    struct mem_table *t = own_table();
+    if (!t)
+        return;
+    uint32_t used = atomic_load_explicit(&t->used, memory_order_relaxed);
+    if (used == TABLE_ENTRIES) {
+        COLLIE_INFO("shm",
+                    "%d collie_mem segments live: a further one is copied through the kernel",
+                    TABLE_ENTRIES);
+        return;
+    }
+    struct mem_entry *e = &t->e[used];
+    table_begin(t);
+    atomic_store_explicit(&e->serial, g->serial, memory_order_relaxed);
+    atomic_store_explicit(&e->base, (uint64_t)(uintptr_t)g->base, memory_order_relaxed);
+    atomic_store_explicit(&e->length, g->length, memory_order_relaxed);
+    atomic_store_explicit(&e->ino, ino, memory_order_relaxed);
+    atomic_store_explicit(&e->fd, g->fd, memory_order_relaxed);
+    atomic_store_explicit(&t->used, used + 1, memory_order_relaxed);
+    table_end(t);
+}
+
+/* Under the lock: takes a segment's entry out, the last one moving into its place. */
+static void table_remove(uint64_t serial)
+{
+    struct mem_table *t = table;
+    if (!t)
+        return;
+    uint32_t used = atomic_load_explicit(&t->used, memory_order_relaxed);
+    for (uint32_t i = 0; i < used; i++) {
+        if (atomic_load_explicit(&t->e[i].serial, memory_order_relaxed) != serial)
+            continue;
+        table_begin(t);
+        entry_copy(&t->e[i], &t->e[used - 1]);
+        atomic_store_explicit(&t->e[used - 1].serial, 0, memory_order_relaxed);
+        atomic_store_explicit(&t->used, used - 1, memory_order_relaxed);
+        table_end(t);
+        return;
+    }
+}
+
+collie_status collie_mem_alloc(void **ptr, size_t bytes)
+{
+    if (!ptr || !bytes)
+        return COLLIE_ERR_INVALID_ARG;
+    long page = sysconf(_SC_PAGESIZE);
+    size_t length = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+    struct segment *g = calloc(1, sizeof *g);
+    int fd = memfd_create("collie-mem", MFD_CLOEXEC);
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (g && fd >= 0 && ftruncate(fd, (off_t)length) == 0 && fstat(fd, &st) == 0)
+        p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        int err = g ? errno : ENOMEM;
+        COLLIE_WARN("shm", "collie_mem_alloc of %zu bytes: %s", bytes, strerror(err));
+        if (fd >= 0)
+            close(fd);
+        free(g);
+        return err == ENOMEM || err == ENOSPC ? COLLIE_ERR_NOMEM : COLLIE_ERR_SYSTEM;
+    }
+    *g = (struct segment){.base = p, .length = length, .fd = fd};
+    pthread_mutex_lock(&lock);
+    g->serial = next_serial++;
+    g->next = segments;
+    segments = g;
+    table_add(g, (uint64_t)st.st_ino);
+    pthread_mutex_unlock(&lock);
+    *ptr = p;
+    return COLLIE_OK;
+}
+
+collie_status collie_mem_free(void *ptr)
+{
+    if (!ptr)
+        return COLLIE_OK;
+    pthread_mutex_lock(&lock);
+    struct segment **at = &segments;
+    while (*at && (*at)->base != ptr)
+        at = &(*at)->next;
+    struct segment *g = *at;
+    if (g) {
+        *at = g->next;
+        table_remove(g->serial);
+    }
+    pthread_mutex_unlock(&lock);
+    if (!g)
+        return COLLIE_ERR_INVALID_ARG;
+    munmap(g->base, g->length);
+    close(g->fd);
+    free(g);
+    return COLLIE_OK;
+}
+
+/*
+ * A peer's side: its table, mapped on first need, and the segments of it
+ * this process has mapped, most recent first in no particular order.
+ */
+#define PEER_MAPS 8
+
+struct collie__peer_mem {
+    int pid, table_fd; /* table_fd < 0: the peer has no table */
+    int broken;        /* its table could not be mapped: not tried again */
+    const struct mem_table *table;
+    struct peer_map {
+        uint64_t serial, base, length;
+        unsigned char *local; /* NULL: free */
+    } map[PEER_MAPS];
+    unsigned next; /* the map replaced when all are taken */
+};
+
+struct collie__peer_mem *collie__mem_peers(int n, const int32_t *pids, const int32_t *table_fds)
+{
+    struct collie__peer_mem *p = calloc((size_t)n, sizeof *p);
+    for (int r = 0; p && r < n; r++) {
+        p[r].pid = pids[r];
+        p[r].table_fd = table_fds[r];
+    }
+    return p;
+}
+
+static void unmap_one(struct peer_map *m)
+{
+    if (m->local)
+        munmap(m->local, m->length);
+    m->local = NULL;
+}
+
+void collie__mem_peers_close(struct collie__peer_mem *p, int n)
+{
+    for (int r = 0; p && r < n; r++) {
+        for (int k = 0; k < PEER_MAPS; k++)
+            unmap_one(&p[r].map[k]);
+        if (p[r].table)
+            munmap((void *)(uintptr_t)p[r].table, sizeof *p[r].table);
+    }
+    free(p);
+}
+
+/* A peer's file descriptor, opened through /proc; -1 when it is gone or not ours to open. */
+static int open_peer_fd(int pid, int64_t fd)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%lld", pid, (long long)fd);
+    return open(path, O_RDWR | O_CLOEXEC);
+}
+
+static const struct mem_table *peer_table(struct collie__peer_mem *p)
+{
+    if (p->table || p->broken || p->table_fd < 0)
+        return p->table;
+    int fd = open_peer_fd(p->pid, p->table_fd);
+    struct stat st;
+    void *t = MAP_FAILED;
+    if (fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size == sizeof *p->table)
+        t = mmap(NULL, sizeof *p->table, PROT_READ, MAP_SHARED, fd, 0);
+    if (fd >= 0)
+        close(fd);
+    if (t == MAP_FAILED || ((const struct mem_table *)t)->magic != TABLE_MAGIC) {
+        COLLIE_INFO("shm",
+                    "pid %d's table of collie_mem segments cannot be mapped: its segments "
+                    "are copied through the kernel",
+                    p->pid);
+        if (t != MAP_FAILED)
+            munmap(t, sizeof *p->table);
+        p->broken = 1;
+        return NULL;
+    }
+    return p->table = t;
+}
+
+/* The entry of the peer's table that holds [remote, remote + n), read whole; 0 when none. */
+static int find_entry(const struct mem_table *t, uintptr_t remote, size_t n, struct mem_entry *out)
+{
+    for (int tries = 0; tries < READ_TRIES; tries++) {
+        uint32_t seq = atomic_load_explicit(&t->seq, memory_order_acquire);
+        if (seq & 1)
+            continue;
+        int found = 0;
+        uint32_t used = atomic_load_explicit(&t->used, memory_order_relaxed);
+        for (uint32_t i = 0; i < used && i < TABLE_ENTRIES && !found; i++) {
+            const struct mem_entry *e = &t->e[i];
+            uint64_t base = atomic_load_explicit(&e->base, memory_order_relaxed);
+            uint64_t length = atomic_load_explicit(&e->length, memory_order_relaxed);
+            if (remote < base || remote - base > length || n > length - (remote - base))
+                continue;
+            entry_copy(out, e);
+            found = 1;
+        }
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&t->seq, memory_order_relaxed) == seq)
+            return found;
+    }
+    return 0;
+}
+
+/* Whether the peer's table still holds a segment of this serial. */
+static int still_live(const struct mem_table *t, uint64_t serial)
+{
+    uint32_t used = atomic_load_explicit(&t->used, memory_order_relaxed);
+    for (uint32_t i = 0; i < used && i < TABLE_ENTRIES; i++)
+        if (atomic_load_explicit(&t->e[i].serial, memory_order_relaxed) == serial)
+            return 1;
+    return 0;
+}
+
+/* Maps the peer's segment of entry e into a free (or freed) map; NULL when it cannot. */
+static struct peer_map *map_segment(struct collie__peer_mem *p, const struct mem_table *t,
+                                    const struct mem_entry *e)
+{
+    struct peer_map *m = NULL;
+    for (int k = 0; k < PEER_MAPS; k++) /* segments the peer has freed since */
+        if (p->map[k].local && !still_live(t, p->map[k].serial))
+            unmap_one(&p->map[k]);
+    for (int k = 0; k < PEER_MAPS && !m; k++)
+        if (!p->map[k].local)
+            m = &p->map[k];
+    if (!m) {
+        m = &p->map[p->next++ % PEER_MAPS];
+        unmap_one(m);
+    }
+    uint64_t length = atomic_load_explicit(&e->length, memory_order_relaxed);
+    int fd = open_peer_fd(p->pid, atomic_load_explicit(&e->fd, memory_order_relaxed));
+    struct stat st;
+    void *at = MAP_FAILED;
+    if (fd >= 0 && fstat(fd, &st) == 0 &&
+        (uint64_t)st.st_ino == atomic_load_explicit(&e->ino, memory_order_relaxed) &&
+        (uint64_t)st.st_size >= length)
+        at = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (fd >= 0)
+        close(fd);
+    if (at == MAP_FAILED)
+        return NULL;
+    *m = (struct peer_map){.serial = atomic_load_explicit(&e->serial, memory_order_relaxed),
+                           .base = atomic_load_explicit(&e->base, memory_order_relaxed),
+                           .length = length,
+                           .local = at};
+    return m;
+}
+
+unsigned char *collie__mem_peer(struct collie__peer_mem *peers, int r, uintptr_t remote, size_t n)
+{
+    struct collie__peer_mem *p = &peers[r];
+    const struct mem_table *t = peer_table(p);
+    struct mem_entry e;
+    if (!t || !find_entry(t, remote, n, &e))
+        return NULL;
+    uint64_t serial = atomic_load_explicit(&e.serial, memory_order_relaxed);
+    struct peer_map *m = NULL;
+    for (int k = 0; k < PEER_MAPS && !m; k++)
+        if (p->map[k].local && p->map[k].serial == serial)
+            m = &p->map[k];
+    if (!m)
+        m = map_segment(p, t, &e);
+    return m ? m->local + (remote - m->base) : NULL;
+}

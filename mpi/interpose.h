@@ -11,6 +11,7 @@
  *   comms.c        which collie communicator an MPI communicator has
  *   types.c        which MPI datatypes and ops map onto collie's
  *   collectives.c  the interposed collectives
+ *   memory.c       MPI_Alloc_mem / Free_mem on collie_mem_alloc
  *   stats.c        the counts, and the report at finalize
  */
 #ifndef COLLIE_MPI_INTERPOSE_H

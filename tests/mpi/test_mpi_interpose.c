@@ -217,6 +217,55 @@ static void check_movement(MPI_Comm comm, int expect_collie)
     EXPECT_ROUTE(BARRIER, route, MPI_Barrier(comm));
 }
 
+/* Whether p lies in a mapping of collie_mem_alloc's (its memfd, by name, in /proc/self/maps). */
+static int in_collie_mem(const void *p)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)p >= lo && (uintptr_t)p < hi)
+            found = strstr(line, "memfd:collie-mem ") != NULL;
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/*
+ * MPI_Alloc_mem: collie's memory where collie runs (its peers map it), MPI's
+ * otherwise; every collective on it exact; MPI_Free_mem frees both kinds.
+ */
+static void check_alloc_mem(void)
+{
+    const int count = 300000;
+    const size_t all = (size_t)count * sizeof(int) * (size_t)size;
+    int *in, *a, *b;
+    CHECK(MPI_Alloc_mem((MPI_Aint)all, MPI_INFO_NULL, &in) == MPI_SUCCESS &&
+              MPI_Alloc_mem((MPI_Aint)all, MPI_INFO_NULL, &a) == MPI_SUCCESS,
+          "MPI_Alloc_mem");
+    b = buffer(all);
+    int collie_mem = counts && !off;
+    CHECK(in_collie_mem(in) == collie_mem && in_collie_mem(a) == collie_mem,
+          "MPI_Alloc_mem's memory is %s, expected %s", in_collie_mem(in) ? "collie's" : "MPI's",
+          collie_mem ? "collie's" : "MPI's");
+    for (int i = 0; i < count * size; i++)
+        in[i] = rank * 1000003 + i;
+    MPI_Allgather(in, count, MPI_INT, a, count, MPI_INT, MPI_COMM_WORLD);
+    PMPI_Allgather(in, count, MPI_INT, b, count, MPI_INT, MPI_COMM_WORLD);
+    CHECK(!memcmp(a, b, all), "allgather over MPI_Alloc_mem's memory");
+    MPI_Alltoall(in, count, MPI_INT, a, count, MPI_INT, MPI_COMM_WORLD);
+    PMPI_Alltoall(in, count, MPI_INT, b, count, MPI_INT, MPI_COMM_WORLD);
+    CHECK(!memcmp(a, b, all), "alltoall over MPI_Alloc_mem's memory");
+    MPI_Allreduce(in, a, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    PMPI_Allreduce(in, b, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(!memcmp(a, b, (size_t)count * sizeof(int)), "allreduce over MPI_Alloc_mem's memory");
+    checks += 4;
+    CHECK(MPI_Free_mem(in) == MPI_SUCCESS && MPI_Free_mem(a) == MPI_SUCCESS, "MPI_Free_mem");
+    free(b);
+}
+
 /* Sub-communicators, with collectives on them interleaved with the parent's. */
 static void check_communicators(void)
 {
@@ -394,6 +443,7 @@ int main(int argc, char **argv)
     }
     check_reductions(MPI_COMM_WORLD, 1);
     check_movement(MPI_COMM_WORLD, 1);
+    check_alloc_mem();
     check_communicators();
     check_churn();
     check_fallbacks();

@@ -20,7 +20,7 @@ import ctypes
 
 from . import _lib
 
-__all__ = ["CollieError", "Comm", "Request", "Schedule", "Topology", "Window", "init",
+__all__ = ["CollieError", "Comm", "Request", "Schedule", "Topology", "Window", "empty", "init",
            "get_unique_id", "init_rank", "version"]
 
 # include/collie.h's COLLIE_STATUS_MAP, in order (values are stable).
@@ -441,6 +441,40 @@ class Comm:
 
     def __exit__(self, *exc):
         self.finalize()
+
+
+class _Memory:
+    """collie_mem_alloc's bytes, freed when the last array on them goes."""
+
+    def __init__(self, nbytes):
+        ptr = ctypes.c_void_p()
+        _check(None, _lib.mem_alloc(ctypes.byref(ptr), nbytes))
+        self._ptr = ptr.value
+        self.__array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "version": 3,
+                                    "data": (self._ptr, False)}
+
+    def __del__(self):
+        if getattr(self, "_ptr", None):
+            _lib.mem_free(self._ptr)
+            self._ptr = None
+
+
+def empty(shape, dtype="float32"):
+    """A zeroed numpy array in memory that this host's other ranks map (collie_mem_alloc).
+
+    Collectives whose buffers lie in it copy between the host's ranks through
+    those mappings, not the kernel (include/collie.h).  torch.from_numpy(a)
+    gives a tensor on the same memory.  Freed when the last array or tensor
+    on it goes.
+    """
+    import numpy as np
+    dt = np.dtype(dtype)
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    count = 1
+    for d in dims:
+        count *= int(d)
+    raw = np.asarray(_Memory(max(count * dt.itemsize, 1)))
+    return raw[:count * dt.itemsize].view(dt).reshape(dims)
 
 
 def init():

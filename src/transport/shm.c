@@ -432,11 +432,12 @@ static void shm_transport_close(collie_comm *comm)
                 (unsigned long long)s->moves);
     atomic_store_explicit(&s->ctl[s->me].state, COLLIE_RANK_LEFT, memory_order_release);
     wake_everyone(s);
-    COLLIE_INFO("shm",
-                "single copies: %llu bytes through the kernel, %llu through peers' "
-                "collie_mem segments mapped here",
-                (unsigned long long)s->attach_bytes_kernel,
-                (unsigned long long)s->attach_bytes_mapped);
+    if (s->attach_bytes_kernel || s->attach_bytes_mapped)
+        COLLIE_INFO("shm",
+                    "single copies: %llu bytes through the kernel, %llu through peers' "
+                    "collie_mem segments mapped here",
+                    (unsigned long long)s->attach_bytes_kernel,
+                    (unsigned long long)s->attach_bytes_mapped);
     collie__mem_peers_close(s->peers, s->n);
     munmap(s->hdr, s->map.total);
     free(s->sent);

@@ -449,6 +449,16 @@ def package():
         reqs = [comm.iallreduce(np.full(10, k, np.float64)) for k in range(20)]
     for k, q in enumerate(reqs):
         assert (q.wait() == k * n).all()
+    # collie.empty: memory the peers map; an allgather over it (forced to single copies
+    # by the test's COLLIE_ALGO where set) is exact, and a tensor can share it
+    big = collie.empty((n, 100000), dtype=np.float32)
+    assert big.shape == (n, 100000) and (big == 0).all()
+    mine = torch.from_numpy(collie.empty(100000, dtype=np.float32))
+    mine[:] = torch.arange(100000, dtype=torch.float32) + r * 1000
+    comm.allgather(mine, big)
+    for k in range(n):
+        assert (big[k] == np.arange(100000, dtype=np.float32) + k * 1000).all(), k
+    del mine, big
     sub.finalize()
     comm.finalize()
     print("package: ok on rank %d of %d (collie %s)" % (r, n, collie.version()))

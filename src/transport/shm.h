@@ -89,9 +89,9 @@ static inline unsigned char *collie__attach_place(unsigned char *at, uintptr_t f
 
 /*
  * Memory the host's ranks map from each other (shm_mem.c; the public
- * collie_mem_alloc and collie_mem_free are defined there).
- *
- * This process's table of segments, for its peers to open through /proc; -1 when none. */
+ * collie_mem_alloc and collie_mem_free are defined there): this process's
+ * table of its segments, for its peers to open through /proc; -1 when none.
+ */
 int collie__mem_table_fd(void);
 
 /*

@@ -239,8 +239,8 @@ collie_status collie_mem_free(void *ptr)
 }
 
 /*
- * A peer's side: its table, mapped on first need, and the segments of it
- * this process has mapped, most recent first in no particular order.
+ * A peer's side, per communicator: its table, mapped on first need, and up
+ * to PEER_MAPS of its segments mapped here.
  */
 #define PEER_MAPS 8
 

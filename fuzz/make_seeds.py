@@ -106,3 +106,18 @@ put("dataset", "idx", b"\x01" + struct.pack(">H", len(images)) + images + labels
 gz = gzip.compress(images, mtime=0)
 put("dataset", "idx_gzip", b"\x01" + struct.pack(">H", len(gz)) + gz + labels)
 put("dataset", "libsvm", b"\x00\x00" + b"+1 1:0.5 3:1\n-1 2:0.25\n\n2 4:1e-3\n")
+
+# mem_table: a peer's table of collie_mem segments (src/transport/shm_mem.c: seq, used,
+# magic, then 255 entries of serial, base, length, inode, fd), then the range asked for.
+ENTRIES = 255
+def mem_table(entries, used=None):
+    out = struct.pack("<IIQ", 2, len(entries) if used is None else used, 0x636F6C6C6D656D31)
+    for serial, base, length in entries:
+        out += struct.pack("<QQQQq", serial, base, length, 1000 + serial, 10 + serial)
+    return out + bytes(40 * (ENTRIES - len(entries)))
+two = [(1, 0x7F0000000000, 1 << 20), (2, 0x7F0000200000, 4096)]
+put("mem_table", "inside", mem_table(two) + struct.pack("<QQ", 0x7F0000000040, 4096))
+put("mem_table", "edge", mem_table(two) + struct.pack("<QQ", 0x7F0000200000, 4096))
+put("mem_table", "outside", mem_table(two) + struct.pack("<QQ", 0x7F0000200001, 4096))
+put("mem_table", "wrapping", mem_table([(1, 0xFFFFFFFFFFFFF000, 1 << 20)], used=300) +
+    struct.pack("<QQ", 0xFFFFFFFFFFFFF800, 1 << 16))

@@ -110,6 +110,16 @@ void collie__mem_peers_close(struct collie__peer_mem *peers, int n);
  */
 unsigned char *collie__mem_peer(struct collie__peer_mem *peers, int r, uintptr_t remote, size_t n);
 
+/*
+ * The lookup collie__mem_peer makes in a peer's table, over `bytes` (what
+ * a peer wrote, collie__mem_table_bytes() of them, 8-byte aligned):
+ * 1 and the base and length of the entry that holds [remote, remote + n),
+ * or 0.  For fuzz/mem_table.c: a peer writes the table.
+ */
+size_t collie__mem_table_bytes(void);
+int collie__mem_table_find(const void *bytes, uintptr_t remote, size_t n, uint64_t *base,
+                           uint64_t *length);
+
 /* For shm.c's set-up: what peers' probes read here (0 when COLLIE_CMA=0). */
 uint64_t collie__attach_probe_addr(void);
 

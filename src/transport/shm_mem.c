@@ -340,6 +340,19 @@ static int find_entry(const struct mem_table *t, uintptr_t remote, size_t n, str
     return 0;
 }
 
+size_t collie__mem_table_bytes(void) { return sizeof(struct mem_table); }
+
+int collie__mem_table_find(const void *bytes, uintptr_t remote, size_t n, uint64_t *base,
+                           uint64_t *length)
+{
+    struct mem_entry e;
+    if (!find_entry(bytes, remote, n, &e))
+        return 0;
+    *base = atomic_load_explicit(&e.base, memory_order_relaxed);
+    *length = atomic_load_explicit(&e.length, memory_order_relaxed);
+    return 1;
+}
+
 /* Whether the peer's table still holds a segment of this serial. */
 static int still_live(const struct mem_table *t, uint64_t serial)
 {

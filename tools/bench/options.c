@@ -233,6 +233,30 @@ static int lookup(const char *s, const char *const *names, int n)
 int bench_coll_by_name(const char *name) { return lookup(name, coll_names, BENCH_NCOLLS); }
 int bench_dtype_by_name(const char *name) { return lookup(name, dtype_names, 8); }
 
+/* An option without a value that sets a field (--check and --no-check the same one): 1 if `a` is one. */
+static int set_switch(const char *a, struct bench_opts *o)
+{
+    const struct {
+        const char *name;
+        int *field, value;
+    } switches[] = {
+        {"--inplace", &o->inplace, 1},
+        {"--hugepages", &o->hugepages, 1},
+        {"--libmem", &o->libmem, 1},
+        {"--check", &o->check, 1},
+        {"--no-check", &o->check, 0},
+        {"--stream", &o->stream, 1},
+        {"--dry-run", &o->dry_run, 1},
+        {"--corrupt", &o->corrupt, 1}, /* corrupt: the tests of #wrong */
+    };
+    for (size_t k = 0; k < sizeof switches / sizeof switches[0]; k++)
+        if (!strcmp(a, switches[k].name)) {
+            *switches[k].field = switches[k].value;
+            return 1;
+        }
+    return 0;
+}
+
 int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
 {
     *o = (struct bench_opts){.min_bytes = 8,
@@ -261,46 +285,16 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             o->ncolls = BENCH_PINGPONG;
             continue;
         }
-        if (!strcmp(a, "--inplace")) {
-            o->inplace = 1;
+        if (set_switch(a, o))
             continue;
-        }
-        if (!strcmp(a, "--hugepages")) {
-            o->hugepages = 1;
-            continue;
-        }
-        if (!strcmp(a, "--libmem")) {
-            o->libmem = 1;
-            continue;
-        }
         if (!strcmp(a, "--overlap")) {
             o->colls[o->ncolls++ % BENCH_NCOLLS] = BENCH_OVERLAP;
-            continue;
-        }
-        if (!strcmp(a, "--check")) {
-            o->check = 1;
-            continue;
-        }
-        if (!strcmp(a, "--no-check")) {
-            o->check = 0;
-            continue;
-        }
-        if (!strcmp(a, "--stream")) {
-            o->stream = 1;
             continue;
         }
         if (!strcmp(a, "--dynamic")) {
             o->topology = "onepeer-exp2";
             continue;
         }
-        if (!strcmp(a, "--dry-run")) {
-            o->dry_run = 1;
-            continue;
-        }
-        if (!strcmp(a, "--corrupt")) {
-            o->corrupt = 1;
-            continue;
-        } /* for the tests of #wrong */
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             bench_usage(stdout, prog);
             exit(0);

@@ -3,7 +3,12 @@
 # a namespace of its own, so that nothing touches the machine's own network.
 # Traffic stays inside.  Source it, then:
 #   netns_up K [RATE]     hosts 0..K-1 at 10.99.0.(h+1); RATE (e.g. 1gbit): tc tbf on
-#                         every host's link; exits 77 (skipped) if namespaces cannot be made
+#                         every host's link, its bucket $netns_burst (default 256kb,
+#                         that of every figure in docs/; from 1 Gbit/s it is under
+#                         tc-tbf(8)'s rate/HZ, and on a busy machine, where the hosts'
+#                         packets can go once a 4 ms tick, such a link carries 256 KB a
+#                         tick: 0.066 GB/s);
+#                         exits 77 (skipped) if namespaces cannot be made
 #   netns_up_routed       hosts 0 and 1 on subnets of their own (10.99.0.1, 10.99.1.2),
 #                         routed through the namespace netns_exec sw ... runs in: all
 #                         traffic between them passes there (test_encrypt.sh's man in
@@ -70,7 +75,8 @@ netns_up() {
         if [ -n "$rate" ]; then
             # tbf: the host's egress at RATE, with a burst of a few packets' time and a
             # queue that bounds latency (no netem here: rate only)
-            tc -n "$ns" qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms ||
+            tc -n "$ns" qdisc add dev eth0 root tbf rate "$rate" burst "${netns_burst:-256kb}" \
+                latency 50ms ||
                 { netns_down; netns_skip "tc tbf is not available"; }
         fi
     done

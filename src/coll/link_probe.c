@@ -8,29 +8,44 @@
  * collectives use (so the figures include its streams, and its encryption
  * where COLLIE_ENCRYPT is on):
  *   latency    the median of PROBE_PINGS round trips of 8 bytes, halved;
- *   bandwidth  transfers from PROBE_FIRST_BYTES up, doubling, each answered
- *              by 8 bytes, until one takes PROBE_ENOUGH_NS or PROBE_LAST_BYTES
- *              is reached.  Each size goes 1 + PROBE_TIMED times, back to
- *              back.  The first is not timed: a shaper's burst allowance
- *              (tc tbf) or a TCP window still opening would make it say
- *              more, or less, than the link sustains.  Of the timed ones the
- *              median counts, less the fastest round trip: rate = bytes /
- *              (median - fastest round trip).  A rank that lost its CPU for
- *              a while slows one transfer, and the link's idle meanwhile
- *              refills the shaper's bucket for the next (which then runs
- *              faster than the link).  A stop of 5 ms slows up to four
- *              transfers of 2 ms and speeds one: the median of nine survives
- *              it.  On a 1 Gbit/s link whose ranks were stopped 5 ms in
- *              every 35, one timed transfer read 0.011-0.054 GB/s in 3 of 4
- *              series of ten probes, the fastest of three 0.14-0.22 in 3 of
- *              15, the median of three 0.04-0.08 in 3 of 20 (one size's
- *              transfers took 0.18, 3.4 and 13.4 ms for 2.2).  The median of
- *              five, stopped 5 ms in 65, erred in none of 10 series of 20,
- *              then read 0.093 GB/s in one job of a CI run; the median of
- *              nine, in none of 9 runs of the test (189 probes, 0.113-0.122).
- * About 37 ms on a 1 Gbit/s link and 36 on 100 Mbit/s, bounded by the
- * sizes on a fast one.  The result travels to every rank over the bootstrap, so all
- * choose alike.
+ *   bandwidth  transfers from 64 KiB up, doubling, each answered by 8
+ *              bytes, until the median of a size takes 2 ms or 8 MiB is
+ *              reached (link_rate.h's figures).  Each size goes in a series
+ *              of one untimed transfer and nine timed, back to back.  The
+ *              first is not timed: a shaper's burst allowance (tc tbf) or a
+ *              TCP window still opening would make it say more, or less,
+ *              than the link sustains.  Of the timed ones the median counts,
+ *              less the fastest round trip: rate = bytes / (median - fastest
+ *              round trip).  A last size's series that dips (its first
+ *              quartile over 25% below its median) goes again, up to four
+ *              series, and the fastest median of them counts; one that then
+ *              takes under 2 ms doubles on (link_rate.c decides).
+ *
+ * Why again.  A rank that loses its CPU for a while slows the transfer in
+ * flight, and the link's idle meanwhile refills the shaper's bucket, which
+ * speeds the next ones past the link's rate: the series dips, and its
+ * median can land anywhere (one 128 KB series on a 1 Gbit/s link, where a
+ * transfer takes 1.1 ms: 0.09 0.11 0.12 0.33 0.41 0.89 1.78 2.51 2.97 ms).
+ * Slow transfers alone do not move the median, nor the dip: such a series
+ * counts at once (going again then, on a busy machine, met a while of
+ * slower transfers and read 0.065).  On a 1 Gbit/s link whose ranks were
+ * stopped 5 ms (and pkill's time) in every 65, one timed transfer read
+ * 0.011-0.054 GB/s in 3 of 4 series of ten probes, the median of five
+ * 0.093 once in CI, the median of nine 0.096 once in 230 probes (ASan);
+ * going again read 0.118-0.125 in 100 of 100.  With a busy loop beside
+ * them too, the median of nine read 0.066-0.092 in 6 probes of 120, going
+ * again 0.118-0.127 in 40 of 40.  Nothing changes on a quiet link.
+ * (The median of nine also read 0.060 once in CI: the link, not the probe.
+ * On a busy machine the emulated hosts' packets can go once a scheduler
+ * tick, and tbf's 256 KB bucket then carries 256 KB a tick, 0.066 GB/s:
+ * 128 KB transfers take 2 ms, 256 KB ones 4.0.  tc-tbf(8) asks for a bucket
+ * of rate/HZ; tests/test_link_probe.sh gives its 1 Gbit/s links 512 KB.
+ * No probe can see the link where the ranks themselves wake once a tick:
+ * every transfer then takes 4 ms, whatever its size.)
+ * About 30-40 ms on a 1 Gbit/s link, 90 on 100 Mbit/s (its first series
+ * always dips: tbf's 256 KB bucket lets three of its 64 KB transfers
+ * through at once) and 55-70 on an unshaped veth.  The result travels to
+ * every rank over the bootstrap, so all choose alike.
  * COLLIE_NET_LATENCY_US, COLLIE_NET_BANDWIDTH (each) and COLLIE_MACHINE win
  * over it; COLLIE_NET_PROBE=0 leaves the defaults.  Rank 0's settings
  * decide for all.
@@ -50,12 +65,9 @@
 #include "../transport/xfer.h"
 #include "algo.h"
 #include "cost.h"
+#include "link_rate.h"
 
 #define PROBE_PINGS 16
-#define PROBE_FIRST_BYTES (64u << 10)
-#define PROBE_LAST_BYTES (8u << 20)
-#define PROBE_ENOUGH_NS 2000000ull
-#define PROBE_TIMED 9
 
 /* Links this process learnt, by pair of hosts; the oldest goes when full. */
 #define KNOWN_LINKS 16
@@ -135,45 +147,63 @@ static collie_status ping(collie_comm *comm, int me, int peer, struct round_trip
 }
 
 /*
- * The doubling transfers.  Before each, rank 0 sends its size (0: done), so
- * that rank 1 follows rank 0's decisions.  Rank 0 returns the rate: the
- * median timed transfer, less the fastest round trip of 8 bytes (rtt_ns).
+ * One series of transfers of `size` bytes, each answered by 8: the first
+ * untimed, then COLLIE__RATE_TIMED timed, whose times rank 0 returns sorted.
+ */
+static collie_status series(collie_comm *comm, int me, int peer, unsigned char *buf, uint64_t size,
+                            uint64_t timed[COLLIE__RATE_TIMED])
+{
+    uint64_t word = 0;
+    for (int rep = 0; rep <= COLLIE__RATE_TIMED; rep++) {
+        uint64_t t0 = collie__now_ns();
+        collie_status st = me == 0 ? collie__xfer_send(comm, peer, buf, size)
+                                   : collie__xfer_recv(comm, peer, buf, size);
+        if (st == COLLIE_OK)
+            st = me == 0 ? collie__xfer_recv(comm, peer, &word, sizeof word)
+                         : collie__xfer_send(comm, peer, &word, sizeof word);
+        if (st != COLLIE_OK)
+            return st;
+        if (rep > 0)
+            timed[rep - 1] = collie__now_ns() - t0;
+    }
+    qsort(timed, COLLIE__RATE_TIMED, sizeof timed[0], compare_u64);
+    return COLLIE_OK;
+}
+
+_Static_assert(COLLIE__RATE_TIMED == 9, "stream()'s trace prints nine timed transfers");
+
+/*
+ * The series, as link_rate.c decides.  Before each, rank 0 sends its size
+ * (0: done), so that rank 1 follows rank 0's decisions.  Rank 0 returns the
+ * rate; rtt_ns is its fastest round trip of 8 bytes.
  */
 static collie_status stream(collie_comm *comm, int me, int peer, uint64_t rtt_ns, double *beta)
 {
-    unsigned char *buf = malloc(PROBE_LAST_BYTES);
+    unsigned char *buf = malloc(COLLIE__RATE_LAST_BYTES);
     if (!buf)
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory to measure the links");
-    memset(buf, 0, PROBE_LAST_BYTES);
+    memset(buf, 0, COLLIE__RATE_LAST_BYTES);
+    struct collie__rate rate;
+    collie__rate_start(&rate, rtt_ns);
     collie_status st = COLLIE_OK;
-    uint64_t size = PROBE_FIRST_BYTES, word = 0;
     for (;;) {
+        uint64_t size = rate.size;
         st = me == 0 ? collie__xfer_send(comm, peer, &size, sizeof size)
                      : collie__xfer_recv(comm, peer, &size, sizeof size);
-        if (st != COLLIE_OK || !size || size > PROBE_LAST_BYTES)
+        if (st != COLLIE_OK || !size || size > COLLIE__RATE_LAST_BYTES)
             break;
-        uint64_t timed[PROBE_TIMED];
-        for (int rep = 0; rep <= PROBE_TIMED && st == COLLIE_OK; rep++) {
-            uint64_t t0 = collie__now_ns();
-            st = me == 0 ? collie__xfer_send(comm, peer, buf, size)
-                         : collie__xfer_recv(comm, peer, buf, size);
-            if (st == COLLIE_OK)
-                st = me == 0 ? collie__xfer_recv(comm, peer, &word, sizeof word)
-                             : collie__xfer_send(comm, peer, &word, sizeof word);
-            if (rep > 0)
-                timed[rep - 1] = collie__now_ns() - t0;
-        }
+        uint64_t timed[COLLIE__RATE_TIMED];
+        st = series(comm, me, peer, buf, size, timed);
         if (st != COLLIE_OK || me != 0)
             continue;
-        qsort(timed, PROBE_TIMED, sizeof timed[0], compare_u64);
-        uint64_t took = timed[PROBE_TIMED / 2];
-        if (took >= PROBE_ENOUGH_NS || size == PROBE_LAST_BYTES) {
-            *beta = took > rtt_ns ? (double)size / ((double)(took - rtt_ns) * 1e-9) : 0;
-            size = 0;
-        } else {
-            size *= 2;
-        }
+        COLLIE_TRACE("links",
+                     "%llu bytes: %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f ms, dip %.2f",
+                     (unsigned long long)size, timed[0] * 1e-6, timed[1] * 1e-6, timed[2] * 1e-6,
+                     timed[3] * 1e-6, timed[4] * 1e-6, timed[5] * 1e-6, timed[6] * 1e-6,
+                     timed[7] * 1e-6, timed[8] * 1e-6, collie__rate_dip(timed));
+        collie__rate_record(&rate, timed);
     }
+    *beta = rate.beta;
     free(buf);
     return st;
 }

@@ -31,10 +31,11 @@
  * slower transfers and read 0.065).  On a 1 Gbit/s link whose ranks were
  * stopped 5 ms (and pkill's time) in every 65, one timed transfer read
  * 0.011-0.054 GB/s in 3 of 4 series of ten probes, the median of five
- * 0.093 once in CI, the median of nine 0.096 once in 230 probes (ASan);
- * going again read 0.118-0.125 in 100 of 100.  With a busy loop beside
- * them too, the median of nine read 0.066-0.092 in 6 probes of 120, going
- * again 0.118-0.127 in 40 of 40.  Nothing changes on a quiet link.
+ * 0.093 once in CI, the median of nine 0.096 once in 230 probes (ASan, a
+ * 256 KB bucket); going again read 0.118-0.125 in 100 of 100 (512 KB).
+ * With a busy loop beside them too and a 256 KB bucket, the median of nine
+ * read 0.066-0.092 in 6 probes of 120, going again 0.118-0.127 in 40 of 40
+ * (docs/results/link_probe_2026-11-29/).  Nothing changes on a quiet link.
  * (The median of nine also read 0.060 once in CI: the link, not the probe.
  * On a busy machine the emulated hosts' packets can go once a scheduler
  * tick, and tbf's 256 KB bucket then carries 256 KB a tick, 0.066 GB/s:

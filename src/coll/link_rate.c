@@ -1,7 +1,7 @@
 /*
  * link_rate.c - the bandwidth probe's decisions (link_rate.h), apart from
  * its transfers so that they can be tested on series recorded where they
- * went wrong (tests/test_link_rate.c).  Why a series must be steady:
+ * went wrong (tests/test_link_rate.c).  Why a series that dips goes again:
  * link_probe.c.
  */
 #include "link_rate.h"

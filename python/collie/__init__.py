@@ -17,6 +17,7 @@ keeps a reference to them until its request completes.
 """
 import contextlib
 import ctypes
+import math
 
 from . import _lib
 
@@ -470,9 +471,7 @@ def empty(shape, dtype="float32"):
     import numpy as np
     dt = np.dtype(dtype)
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
-    count = 1
-    for d in dims:
-        count *= int(d)
+    count = math.prod(int(d) for d in dims)
     raw = np.asarray(_Memory(max(count * dt.itemsize, 1)))
     return raw[:count * dt.itemsize].view(dt).reshape(dims)
 

@@ -11,17 +11,15 @@
  * died holding a lock cannot hang its neighbours).
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/segment.h"
 #include "api.h"
 #include "window.h"
 
@@ -78,30 +76,27 @@ static int slot_in(const collie_win *win, const collie_topology *topo, int to, i
 static collie_status map_peer(collie_win *win, int r, int pid, int fd)
 {
     struct collie__win_shm *s = win->shm;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, fd);
-    int f = open(path, O_RDWR | O_CLOEXEC);
-    struct stat st;
-    if (f < 0 || fstat(f, &st) != 0) {
-        if (f >= 0)
-            close(f);
+    struct collie__seg seg;
+    int err = collie__seg_open_peer(pid, fd, &seg);
+    if (err) {
+        char path[COLLIE__SEG_PATH_LEN];
+        collie__seg_path(pid, fd, path);
         return collie__fail(win->comm, COLLIE_ERR_SYSTEM,
                             "rank %d cannot open rank %d's window segment at %s: %s",
-                            win->comm->rank, r, path, strerror(errno));
+                            win->comm->rank, r, path, strerror(err));
     }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
-    close(f);
-    const struct seg_header *h = p;
-    if (p == MAP_FAILED || h->magic != SEG_MAGIC || h->bytes != win->bytes) {
-        if (p != MAP_FAILED)
-            munmap(p, (size_t)st.st_size);
+    const struct seg_header *h = NULL;
+    if (seg.file_size >= sizeof *h && collie__seg_map(&seg, seg.file_size, 1) == 0)
+        h = seg.base;
+    if (!h || h->magic != SEG_MAGIC || h->bytes != win->bytes) {
+        collie__seg_close(&seg);
         return collie__fail(win->comm, COLLIE_ERR_MISMATCH,
                             "rank %d: rank %d's window segment is not one of this window's "
                             "(%zu bytes of data)",
                             win->comm->rank, r, win->bytes);
     }
-    s->peer[r] = p;
-    s->peer_size[r] = (size_t)st.st_size;
+    s->peer[r] = seg.base;
+    s->peer_size[r] = seg.bytes;
     return COLLIE_OK;
 }
 
@@ -110,21 +105,13 @@ static int create(collie_win *win, int nboxes)
 {
     struct collie__win_shm *s = win->shm;
     s->size = sizeof(struct seg_header) + (size_t)(nboxes + 1) * box_bytes(win->bytes);
-    int fd = memfd_create("collie-window", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, (off_t)s->size) != 0) {
-        if (fd >= 0)
-            close(fd);
+    struct collie__seg seg;
+    if (collie__seg_create("collie-window", s->size, &seg) != 0)
         return -1;
-    }
-    void *p = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        close(fd);
-        return -1;
-    }
-    s->base = p;
-    *(struct seg_header *)p =
+    s->base = seg.base;
+    *(struct seg_header *)seg.base =
         (struct seg_header){.magic = SEG_MAGIC, .nboxes = (uint32_t)nboxes, .bytes = win->bytes};
-    return fd;
+    return seg.fd;
 }
 
 collie_status collie__win_shm_open(collie_win *win, const collie_topology *topo)

@@ -7,18 +7,17 @@
 #include "shm.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/bootstrap.h"
 #include "../core/config.h"
 #include "../core/log.h"
+#include "../core/segment.h"
 #include "shm_layout.h"
 #include "transport.h"
 
@@ -71,67 +70,58 @@ static void set_wait_policy(struct collie__shm *s, int ranks, int cpus)
     s->may_move = !oversubscribed && collie__config_int(COLLIE_CFG_MOVE) != 0;
 }
 
-/* The leader's half: a fresh memfd, sized and initialised. Returns the fd or -1. */
+/* The leader's half: a fresh segment, sized and initialised. Returns its fd or -1. */
 static int create_segment(collie_comm *comm, const struct collie__shm_map *m, void **base)
 {
-    int fd = memfd_create("collie", MFD_CLOEXEC);
-    if (fd < 0) {
-        collie__fail(comm, COLLIE_ERR_SYSTEM, "memfd_create failed: %s", strerror(errno));
+    struct collie__seg seg;
+    int err = collie__seg_create("collie", m->total, &seg);
+    if (err) {
+        collie__fail(comm, COLLIE_ERR_SYSTEM, "cannot make the host's %zu-byte shared segment: %s",
+                     m->total, strerror(err));
         return -1;
     }
-    if (ftruncate(fd, (off_t)m->total) != 0) {
-        collie__fail(comm, COLLIE_ERR_SYSTEM, "ftruncate of the %zu-byte segment failed: %s",
-                     m->total, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    *base = mmap(NULL, m->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (*base == MAP_FAILED) {
-        collie__fail(comm, COLLIE_ERR_SYSTEM, "mmap of the %zu-byte segment failed: %s", m->total,
-                     strerror(errno));
-        close(fd);
-        return -1;
-    }
+    *base = seg.base;
     struct collie__shm_header *h = *base;
     h->nranks = (uint32_t)comm->local_size;
     h->slot_bytes = m->slot_bytes;
     h->ring_bytes = m->ring_bytes;
     h->total_bytes = m->total;
     atomic_store_explicit(&h->abort_state, COLLIE_ABORT_NONE, memory_order_relaxed);
-    h->magic = COLLIE_SHM_MAGIC; /* the rest is zero: ftruncate */
-    return fd;
+    h->magic = COLLIE_SHM_MAGIC; /* the rest is zero: a new segment */
+    return seg.fd;
 }
 
-/* A follower's half: the leader's memfd, reached through /proc. */
+/* A follower's half: the leader's segment, reached through /proc. */
 static collie_status open_segment(collie_comm *comm, int leader_pid, int leader_fd,
                                   const struct collie__shm_map *m, void **base)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", leader_pid, leader_fd);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
+    char path[COLLIE__SEG_PATH_LEN];
+    collie__seg_path(leader_pid, leader_fd, path);
+    struct collie__seg seg;
+    int err = collie__seg_open_peer(leader_pid, leader_fd, &seg);
+    if (err)
         return collie__fail(comm, COLLIE_ERR_SYSTEM,
                             "cannot open rank %d's shared segment at %s: %s (are both ranks in "
                             "the same PID namespace, run by the same user?)",
-                            comm->local_to_global[0], path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size != m->total) {
-        close(fd);
+                            comm->local_to_global[0], path, strerror(err));
+    if (seg.file_size != m->total) {
+        size_t theirs = seg.file_size;
+        collie__seg_close(&seg);
         return collie__fail(comm, COLLIE_ERR_MISMATCH,
-                            "rank %d's shared segment has %lld bytes, this rank expects %zu: do "
+                            "rank %d's shared segment has %zu bytes, this rank expects %zu: do "
                             "all ranks use the same COLLIE_SHM_SLOT and COLLIE_P2P_BUFFER?",
-                            comm->local_to_global[0], (long long)st.st_size, m->total);
+                            comm->local_to_global[0], theirs, m->total);
     }
-    *base = mmap(NULL, m->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (*base == MAP_FAILED)
-        return collie__fail(comm, COLLIE_ERR_SYSTEM, "mmap of %s failed: %s", path,
-                            strerror(errno));
+    err = collie__seg_map(&seg, m->total, 1);
+    if (err)
+        return collie__fail(comm, COLLIE_ERR_SYSTEM, "mmap of %s failed: %s", path, strerror(err));
+    *base = seg.base;
     const struct collie__shm_header *h = *base;
     if (h->magic != COLLIE_SHM_MAGIC || h->nranks != (uint32_t)comm->local_size ||
         h->slot_bytes != m->slot_bytes || h->ring_bytes != m->ring_bytes ||
         h->total_bytes != m->total) {
-        munmap(*base, m->total);
+        collie__seg_close(&seg);
+        *base = NULL;
         return collie__fail(comm, COLLIE_ERR_MISMATCH,
                             "rank %d's shared segment is not a collie segment for %d ranks of this "
                             "version with this rank's COLLIE_SHM_SLOT and COLLIE_P2P_BUFFER",
@@ -382,7 +372,7 @@ static collie_status shm_transport_open(collie_comm *comm)
     free(all);
     free(ok);
     if (st != COLLIE_OK) {
-        if (base && base != MAP_FAILED)
+        if (base)
             munmap(base, s->map.total);
         free(counters);
         free(s);

@@ -17,17 +17,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/log.h"
+#include "../core/segment.h"
 #include "collie.h"
 #include "shm.h"
 
@@ -51,15 +49,14 @@ struct mem_table {
 /* What this process allocated, for collie_mem_free. */
 struct segment {
     struct segment *next;
-    void *base;
-    size_t length;
-    int fd;
+    struct collie__seg seg;
     uint64_t serial;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mem_table *table; /* NULL until the first communicator or segment asks */
-static int table_fd = -1;
+static struct collie__seg table_seg = {.fd = -1};
+static int table_refused; /* the kernel refused it once: not tried again */
 static struct segment *segments;
 static uint64_t next_serial = 1;
 static pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
@@ -72,12 +69,8 @@ static pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
  */
 static void forget_table_in_child(void)
 {
-    if (table)
-        munmap(table, sizeof *table);
-    if (table_fd >= 0)
-        close(table_fd);
+    collie__seg_close(&table_seg);
     table = NULL;
-    table_fd = -1;
     pthread_mutex_init(&lock, NULL);
 }
 
@@ -86,32 +79,26 @@ static void install_fork_handler(void) { pthread_atfork(NULL, NULL, forget_table
 /* Under the lock: the table, created on first need; NULL when the kernel refused. */
 static struct mem_table *own_table(void)
 {
-    if (table || table_fd == -2)
+    if (table || table_refused)
         return table;
     pthread_once(&fork_handler_once, install_fork_handler);
-    int fd = memfd_create("collie-mem-table", MFD_CLOEXEC);
-    void *p = MAP_FAILED;
-    if (fd >= 0 && ftruncate(fd, (off_t)sizeof *table) == 0)
-        p = mmap(NULL, sizeof *table, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
+    int err = collie__seg_create("collie-mem-table", sizeof *table, &table_seg);
+    if (err) {
         COLLIE_INFO("shm",
                     "no table of collie_mem segments (%s): peers copy them through the kernel",
-                    strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        table_fd = -2; /* do not try again */
+                    strerror(err));
+        table_refused = 1;
         return NULL;
     }
-    table = p;
+    table = table_seg.base;
     table->magic = TABLE_MAGIC;
-    table_fd = fd;
     return table;
 }
 
 int collie__mem_table_fd(void)
 {
     pthread_mutex_lock(&lock);
-    int fd = own_table() ? table_fd : -1;
+    int fd = own_table() ? table_seg.fd : -1;
     pthread_mutex_unlock(&lock);
     return fd;
 }
@@ -146,7 +133,7 @@ static void entry_copy(struct mem_entry *to, const struct mem_entry *from)
 }
 
 /* Under the lock: records a segment in the table, if there is one with room. */
-static void table_add(const struct segment *g, uint64_t ino)
+static void table_add(const struct segment *g)
 {
     struct mem_table *t = own_table();
     if (!t)
@@ -161,10 +148,10 @@ static void table_add(const struct segment *g, uint64_t ino)
     struct mem_entry *e = &t->e[used];
     table_begin(t);
     PUT(e->serial, g->serial);
-    PUT(e->base, (uint64_t)(uintptr_t)g->base);
-    PUT(e->length, g->length);
-    PUT(e->ino, ino);
-    PUT(e->fd, g->fd);
+    PUT(e->base, (uint64_t)(uintptr_t)g->seg.base);
+    PUT(e->length, g->seg.bytes);
+    PUT(e->ino, g->seg.ino);
+    PUT(e->fd, g->seg.fd);
     PUT(t->used, used + 1);
     table_end(t);
 }
@@ -195,27 +182,19 @@ collie_status collie_mem_alloc(void **ptr, size_t bytes)
     long page = sysconf(_SC_PAGESIZE);
     size_t length = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
     struct segment *g = calloc(1, sizeof *g);
-    int fd = memfd_create("collie-mem", MFD_CLOEXEC);
-    struct stat st;
-    void *p = MAP_FAILED;
-    if (g && fd >= 0 && ftruncate(fd, (off_t)length) == 0 && fstat(fd, &st) == 0)
-        p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        int err = g ? errno : ENOMEM;
+    int err = g ? collie__seg_create("collie-mem", length, &g->seg) : ENOMEM;
+    if (err) {
         COLLIE_WARN("shm", "collie_mem_alloc of %zu bytes: %s", bytes, strerror(err));
-        if (fd >= 0)
-            close(fd);
         free(g);
         return err == ENOMEM || err == ENOSPC ? COLLIE_ERR_NOMEM : COLLIE_ERR_SYSTEM;
     }
-    *g = (struct segment){.base = p, .length = length, .fd = fd};
     pthread_mutex_lock(&lock);
     g->serial = next_serial++;
     g->next = segments;
     segments = g;
-    table_add(g, (uint64_t)st.st_ino);
+    table_add(g);
     pthread_mutex_unlock(&lock);
-    *ptr = p;
+    *ptr = g->seg.base;
     return COLLIE_OK;
 }
 
@@ -225,7 +204,7 @@ collie_status collie_mem_free(void *ptr)
         return COLLIE_OK;
     pthread_mutex_lock(&lock);
     struct segment **at = &segments;
-    while (*at && (*at)->base != ptr)
+    while (*at && (*at)->seg.base != ptr)
         at = &(*at)->next;
     struct segment *g = *at;
     if (g) {
@@ -235,8 +214,7 @@ collie_status collie_mem_free(void *ptr)
     pthread_mutex_unlock(&lock);
     if (!g)
         return COLLIE_ERR_INVALID_ARG;
-    munmap(g->base, g->length);
-    close(g->fd);
+    collie__seg_close(&g->seg);
     free(g);
     return COLLIE_OK;
 }
@@ -286,36 +264,31 @@ void collie__mem_peers_close(struct collie__peer_mem *p, int n)
     free(p);
 }
 
-/* A peer's file descriptor, opened through /proc; -1 when it is gone or not ours to open. */
-static int open_peer_fd(int pid, int64_t fd)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%lld", pid, (long long)fd);
-    return open(path, O_RDWR | O_CLOEXEC);
-}
-
 static const struct mem_table *peer_table(struct collie__peer_mem *p)
 {
     if (p->table || p->broken || p->table_fd < 0)
         return p->table;
-    int fd = open_peer_fd(p->pid, p->table_fd);
-    struct stat st;
-    void *t = MAP_FAILED;
-    if (fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size == sizeof *p->table)
-        t = mmap(NULL, sizeof *p->table, PROT_READ, MAP_SHARED, fd, 0);
-    if (fd >= 0)
-        close(fd);
-    if (t == MAP_FAILED || ((const struct mem_table *)t)->magic != TABLE_MAGIC) {
+    struct collie__seg seg;
+    int err = collie__seg_open_peer(p->pid, p->table_fd, &seg);
+    if (!err && seg.file_size != sizeof *p->table) {
+        collie__seg_close(&seg);
+        err = EBADMSG; /* not a table of this version */
+    }
+    if (!err)
+        err = collie__seg_map(&seg, sizeof *p->table, 0);
+    if (!err && ((const struct mem_table *)seg.base)->magic != TABLE_MAGIC) {
+        collie__seg_close(&seg);
+        err = EBADMSG; /* not a table of this version */
+    }
+    if (err) {
         COLLIE_INFO("shm",
-                    "pid %d's table of collie_mem segments cannot be mapped: its segments "
+                    "pid %d's table of collie_mem segments cannot be mapped (%s): its segments "
                     "are copied through the kernel",
-                    p->pid);
-        if (t != MAP_FAILED)
-            munmap(t, sizeof *p->table);
+                    p->pid, strerror(err));
         p->broken = 1;
         return NULL;
     }
-    return p->table = t;
+    return p->table = seg.base;
 }
 
 /* The entry of the peer's table that holds [remote, remote + n), read whole; 0 when none. */
@@ -380,17 +353,16 @@ static struct peer_map *map_segment(struct collie__peer_mem *p, const struct mem
         unmap_one(m);
     }
     uint64_t length = atomic_load_explicit(&e->length, memory_order_relaxed);
-    int fd = open_peer_fd(p->pid, atomic_load_explicit(&e->fd, memory_order_relaxed));
-    struct stat st;
-    void *at = MAP_FAILED;
-    if (fd >= 0 && fstat(fd, &st) == 0 &&
-        (uint64_t)st.st_ino == atomic_load_explicit(&e->ino, memory_order_relaxed) &&
-        (uint64_t)st.st_size >= length)
-        at = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (fd >= 0)
-        close(fd);
-    if (at == MAP_FAILED)
+    struct collie__seg seg;
+    if (collie__seg_open_peer(p->pid, atomic_load_explicit(&e->fd, memory_order_relaxed), &seg))
         return NULL;
+    if (seg.ino != atomic_load_explicit(&e->ino, memory_order_relaxed) || length > SIZE_MAX) {
+        collie__seg_close(&seg);
+        return NULL;
+    }
+    if (collie__seg_map(&seg, (size_t)length, 1))
+        return NULL;
+    unsigned char *at = seg.base;
     *m = (struct peer_map){.serial = atomic_load_explicit(&e->serial, memory_order_relaxed),
                            .base = atomic_load_explicit(&e->base, memory_order_relaxed),
                            .length = length,

@@ -6,7 +6,8 @@
 # a transport never includes it (it calls back through nothing but wire.h).
 # include/collie.h includes nothing of src/.  The tools (tools/) and the
 # training workloads (train/) see the public header, their own headers and,
-# for the tools, src/api/tools_api.h: nothing else of src/.
+# for the tools, src/api/tools_api.h: nothing else of src/.  Within tools/,
+# tools/common <- tools/bench <- the subcommands' files.
 #   check_layers.sh [ROOT]     prints each violation; exit 1 if any.
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -54,6 +55,16 @@ resolve() {
 bad=0
 violation() { echo "layering: $1:$2: includes \"$3\" ($4)"; bad=1; }
 
+# The tools' folders point one way too: tools/common (launching, plots) <-
+# tools/bench <- the subcommands in tools/.  tools_folder FILE LINE NAME TARGET
+tools_folder() {
+    case $1:$4 in
+    tools/common/*:tools/common/* | tools/bench/*:tools/common/* | tools/bench/*:tools/bench/*) ;;
+    tools/common/*:tools/* | tools/bench/*:tools/*)
+        violation "$1" "$2" "$3" "$4 is a tools folder above this one" ;;
+    esac
+}
+
 include_re='^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)"'
 while IFS=: read -r file line inc; do
     [[ $inc =~ $include_re ]] || continue
@@ -79,7 +90,7 @@ while IFS=: read -r file line inc; do
         case $target in
         include/collie.h | src/api/tools_api.h) [ "$target" != src/api/tools_api.h ] || [ "${file#tools/}" != "$file" ] ||
             violation "$file" "$line" "$name" "only tools/ may use the tools' API" ;;
-        tools/* | train/*) ;;
+        tools/* | train/*) tools_folder "$file" "$line" "$name" "$target" ;;
         *) violation "$file" "$line" "$name" "tools and workloads see collie.h and src/api/tools_api.h only" ;;
         esac ;;
     esac

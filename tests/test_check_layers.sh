@@ -21,5 +21,7 @@ plant src/transport/xfer.c '#include "transport.h"' ../api/api.h "xfer.c:.*api/a
 plant src/transport/tcp.c '#include "net.h"' xfer.h "tcp.c:.*must not call the engine above it"
 plant tools/info.c '#include "tools.h"' core/comm.h "tools/info.c:.*collie.h and src/api/tools_api.h only"
 plant train/trainer.c '#include "trainer.h"' ../src/api/tools_api.h "only tools/ may use the tools' API"
+plant tools/bench/driver.c '#include "bench.h"' ../tools.h "tools/bench/driver.c:.*a tools folder above this one"
+plant tools/common/plot.c '#include "plot.h"' ../bench/bench.h "tools/common/plot.c:.*a tools folder above this one"
 plant include/collie.h '#include <stddef.h>' ../src/core/op.h "the public header is self-contained"
 echo "check_layers: ok"

@@ -5,8 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "collie.h"
-#include "launch.h"
+#include "common/launch.h"
 #include "tools.h"
 
 /*

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "plot.h"
+#include "common/plot.h"
 #include "sim.h"
 
 #define MAX_SYNCS 8

@@ -13,7 +13,7 @@
 
 #include "../train/dataset.h"
 #include "../train/trainer.h"
-#include "launch.h"
+#include "common/launch.h"
 #include "tools.h"
 #include "train_scaling.h"
 

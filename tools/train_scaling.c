@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot.h"
+#include "common/plot.h"
 #include "train_scaling.h"
 
 /* One run's summary and epochs, as read back. */

@@ -38,6 +38,9 @@ enum bench_coll {
 
 struct bench_opts;
 
+/* `collie bench ...` (driver.c): launches the measuring jobs; returns the exit code. */
+int collie_tool_bench(int argc, char **argv);
+
 /*
  * What --baseline may name, each measured beside collie by its own program
  * with the same sweep: "mpi" (collie-bench-mpi, under mpirun), "gloo"

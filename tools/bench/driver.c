@@ -16,8 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../launch.h"
-#include "../tools.h"
+#include "../common/launch.h"
 #include "bench.h"
 #include "report.h"
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "../plot.h"
+#include "../common/plot.h"
 #include "report.h"
 
 static double algbw(const struct bench_row *r, double us) { return (double)r->bytes / us / 1e3; }

@@ -1,32 +1,63 @@
 #!/bin/bash
-# Quick start, part two: installs what the build needs, then builds and runs
-# every test: a release build with -Werror, a build with AddressSanitizer +
-# UndefinedBehaviorSanitizer, a ThreadSanitizer build for the tests that run
-# threads (the asynchronous core), and a build without the training workloads
-# (COLLIE_BUILD_TRAIN=OFF: the library and tools need neither OpenBLAS nor zlib),
-# and the libFuzzer harnesses (clang), each fuzzed for COLLIE_FUZZ_SECONDS (30).
+# Quick start, part two: installs what the build needs, builds and runs the tests.
+#   test.sh           the gate, what CI runs (.ci/run): every test but the perf tier,
+#                     in five builds: release with -Werror; AddressSanitizer +
+#                     UndefinedBehaviorSanitizer; ThreadSanitizer (the tests whose
+#                     processes run threads); without the training workloads
+#                     (COLLIE_BUILD_TRAIN=OFF: the library and tools need neither
+#                     OpenBLAS nor zlib); the libFuzzer harnesses (clang), each fuzzed
+#                     for COLLIE_FUZZ_SECONDS (30)
+#   test.sh --quick   the quick tier alone: a release build and `ctest -L quick`, a
+#                     correctness test of every area in a few minutes (before each commit)
+#   test.sh --perf    the perf tier alone: the tests that measure rates (outside the gate)
+# Tests run as many at a time as there are cores, except those that tests/CMakeLists.txt
+# declares alone (RUN_SERIAL).  Each section prints its time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tier=gate
+case "${1:-}" in
+"") ;;
+--quick) tier=quick ;;
+--perf) tier=perf ;;
+*) echo "usage: scripts/test.sh [--quick | --perf]" >&2; exit 2 ;;
+esac
 bash scripts/deps.sh --test   # the MPI baseline, plots, emulated hosts, clang-format
 jobs=$(nproc)
 start=$(date +%s)
-# Tests run $jobs at a time, except those tests/CMakeLists.txt marks RUN_SERIAL
-# (those across emulated hosts, those that measure or judge short deadlines,
-# and those that compare /dev/shm before and after).
+section_start=""
+section() { # section TITLE: ends the last section (its time), starts the next
+    local now
+    now=$(date +%s)
+    [ -z "$section_start" ] || echo "   ($(( now - section_start )) s)"
+    section_start=$now
+    [ -z "$1" ] || echo "== $1"
+}
 
-echo "== release build (-Werror)"
+section "release build (-Werror)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON >/dev/null
 cmake --build build -j"$jobs" >/dev/null
-(cd build && ctest -j"$jobs" --output-on-failure)
+case $tier in
+quick)
+    (cd build && ctest -j"$jobs" --output-on-failure -L quick)
+    section ""
+    echo "== the quick tier passed in $(( $(date +%s) - start )) s"
+    exit 0 ;;
+perf)
+    (cd build && ctest -j"$jobs" --output-on-failure -L perf)
+    section ""
+    echo "== the perf tier passed in $(( $(date +%s) - start )) s"
+    exit 0 ;;
+esac
+(cd build && ctest -j"$jobs" --output-on-failure -LE perf)
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer build"
+section "AddressSanitizer + UndefinedBehaviorSanitizer build"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_SANITIZE=ON -DCOLLIE_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
 # The sanitizers make memory traffic several times slower: the largest counts
 # (1M and 16M elements) run in the release build above, the rest here.
-(cd build-asan && COLLIE_TEST_MAX_COUNT=65537 ctest -j"$jobs" --output-on-failure)
+(cd build-asan && COLLIE_TEST_MAX_COUNT=65537 ctest -j"$jobs" --output-on-failure -LE perf)
 
-echo "== ThreadSanitizer build: the tests whose processes run several threads"
+section "ThreadSanitizer build: the tests whose processes run several threads"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_TSAN=ON -DCOLLIE_WERROR=ON \
     -DCOLLIE_BUILD_TRAIN=OFF >/dev/null
 cmake --build build-tsan -j"$jobs" >/dev/null
@@ -35,9 +66,10 @@ cmake --build build-tsan -j"$jobs" >/dev/null
 # averaging), of the windows (a thread each) and of encrypted links (the two
 # directions of a link on two threads), at the sanitizers' sizes.
 (cd build-tsan && COLLIE_TEST_MAX_COUNT=65537 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    ctest -j"$jobs" --output-on-failure -R '^(async\.|hosts\.async$|encrypt\.hosts\.async$|seal$|neighbor\.dynamic\.|window\.)')
+    ctest -j"$jobs" --output-on-failure -LE perf \
+    -R '^(async\.|hosts\.async$|encrypt\.hosts\.async$|seal$|neighbor\.dynamic\.|window\.)')
 
-echo "== build without the training workloads (COLLIE_BUILD_TRAIN=OFF)"
+section "build without the training workloads (COLLIE_BUILD_TRAIN=OFF)"
 cmake -S . -B build-notrain -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON -DCOLLIE_BUILD_TRAIN=OFF >/dev/null
 cmake --build build-notrain -j"$jobs" >/dev/null
 # Its library and tools are the release build's, less collie-train: the tests
@@ -47,7 +79,7 @@ cmake --build build-notrain -j"$jobs" >/dev/null
 
 # The seed is fixed (fuzz/run.sh): CI tries the same inputs as a run here, and a
 # fresh random campaign (COLLIE_FUZZ_SEED=0) is a developer's job, not the gate's.
-echo "== libFuzzer (clang): every parser of bytes from a peer or a user, ${COLLIE_FUZZ_SECONDS:-30} s each, seed 1"
+section "libFuzzer (clang): every parser of bytes from a peer or a user, ${COLLIE_FUZZ_SECONDS:-30} s each, seed 1"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_FUZZ=ON -DCOLLIE_WERROR=ON \
     -DCOLLIE_BUILD_TESTS=OFF -DCOLLIE_BUILD_EXAMPLES=OFF -DCOLLIE_BUILD_TRAIN=OFF \
     -DCOLLIE_FUZZ_SECONDS="${COLLIE_FUZZ_SECONDS:-30}" >/dev/null
@@ -56,5 +88,6 @@ cmake --build build-fuzz -j"$jobs" --target fuzz_harnesses >/dev/null
 rm -f build-fuzz/fuzz-out/summary.txt
 (cd build-fuzz && ctest -j"$jobs" --output-on-failure -R '^fuzz\.')
 cat build-fuzz/fuzz-out/summary.txt
+section ""
 
 echo "== all builds passed in $(( $(date +%s) - start )) s"

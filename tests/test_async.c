@@ -134,8 +134,7 @@ static void progress(void)
     CHECK_OK(comm, collie_iallreduce(comm, x, y, 1000, COLLIE_FLOAT64, COLLIE_SUM, &req));
     double done_at = 0, woke_at = 0;
     if (rank == 0) {
-        struct timespec nap = {0, 300000000}; /* 0.3 s without a single collie call */
-        nanosleep(&nap, NULL);
+        test_sleep(test_time(0.3)); /* without a single collie call */
         woke_at = test_seconds();
         CHECK_OK(comm, collie_wait(req));
     } else {
@@ -179,7 +178,7 @@ static void abort_scenario(void)
         pthread_join(t, NULL);
         CHECK(st == COLLIE_ERR_ABORTED, "wait returned %s: %s", collie_strerror(st),
               collie_last_error(comm));
-        CHECK(waited < 5, "the aborted wait took %.2f s", waited);
+        CHECK(waited < test_time(5), "the aborted wait took %.2f s", waited);
         CHECK(strstr(collie_last_error(comm), "collie_comm_abort"), "message: %s",
               collie_last_error(comm));
         t0 = test_seconds();
@@ -189,7 +188,7 @@ static void abort_scenario(void)
               "a later zero-count call is not ABORTED");
         collie_request *r2 = NULL;
         CHECK(collie_ibarrier(comm, &r2) == COLLIE_ERR_ABORTED && !r2, "a later ibarrier");
-        CHECK(test_seconds() - t0 < 0.5, "later calls took %.2f s", test_seconds() - t0);
+        CHECK(test_seconds() - t0 < test_time(0.5), "later calls took %.2f s", test_seconds() - t0);
     } else {
         collie_status st = collie_barrier(comm); /* rank 0 never joins: it aborts */
         CHECK(st != COLLIE_OK, "the barrier without rank 0 succeeded");
@@ -215,7 +214,8 @@ static void kill_scenario(void)
         CHECK(st == COLLIE_ERR_PEER_LOST, "request %d: %s (%s)", i, collie_strerror(st),
               collie_last_error(comm));
     }
-    CHECK(test_seconds() - t0 < 10, "the failed requests took %.2f s", test_seconds() - t0);
+    CHECK(test_seconds() - t0 < test_time(10), "the failed requests took %.2f s",
+          test_seconds() - t0);
 }
 
 static void mismatch(void)
@@ -389,7 +389,7 @@ static void uid(void)
           collie_strerror(st), collie_last_error(NULL));
     if (rank == 0)
         CHECK(strstr(collie_last_error(NULL), "used"), "%s", collie_last_error(NULL));
-    CHECK(test_seconds() - t0 < 10, "stale id took %.1f s", test_seconds() - t0);
+    CHECK(test_seconds() - t0 < test_time(10), "stale id took %.1f s", test_seconds() - t0);
 
     /* A fresh id, and the last rank says the job has one rank more. */
     if (rank == 0) { /* the others time out only now: meet them within the barrier's timeout */
@@ -408,7 +408,7 @@ static void uid(void)
     if (rank == 0 || rank == size - 1)
         CHECK(st != COLLIE_ERR_MISMATCH || strstr(collie_last_error(NULL), "expects ranks"),
               "rank %d: wrong size: %s: %s", rank, collie_strerror(st), collie_last_error(NULL));
-    CHECK(test_seconds() - t0 < 10, "wrong size took %.1f s", test_seconds() - t0);
+    CHECK(test_seconds() - t0 < test_time(10), "wrong size took %.1f s", test_seconds() - t0);
 }
 
 static uint32_t lcg(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }

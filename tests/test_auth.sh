@@ -59,7 +59,7 @@ for r in 0 1 2 3; do
     wait "$(eval echo \$r$r)" || fail "rank $r failed beside slow senders: $(cat "$dir/r$r")"
 done
 grep -qE "allreduce on 4 ranks: [0-9]+ cases, 0 failures" "$dir/r0" || fail "no result: $(cat "$dir/r0")"
-[ $(( $(date +%s) - t0 )) -lt 10 ] || fail "the job took $(( $(date +%s) - t0 )) s to form beside slow senders"
+[ $(( $(date +%s) - t0 )) -lt "$(test_time 10)" ] || fail "the job took $(( $(date +%s) - t0 )) s to form beside slow senders"
 grep -q "dropped to make room: more than 64 connections at once" "$dir/r0" ||
     fail "rank 0 did not log dropping the oldest of 80 waiting connections: $(cat "$dir/r0")"
 kill $(jobs -p) 2>/dev/null; wait 2>/dev/null

@@ -22,7 +22,9 @@
  *                 peers, exactly (oneshot allreduce: the input; staged broadcast: the
  *                 root's message; send: header + payload)
  * long-call       one allreduce that takes longer than COLLIE_TIMEOUT in all, while
- *                 no single wait does, succeeds: the deadline is per wait
+ *                 no single wait does, succeeds: the deadline is per wait.  Rank 0's
+ *                 call is made slow by injection: a thread of its own stops it for
+ *                 STALL_S at a time, STALLS times (a signal whose handler sleeps)
  * run-ahead       many broadcasts over point-to-point messages (run with
  *                 COLLIE_ALGO=broadcast:tree) let ranks run calls ahead of a slow
  *                 one; the window collective after them must not take it for a
@@ -44,6 +46,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -71,7 +74,7 @@ static void expect_sticky(collie_status want)
     CHECK(st == want, "sticky barrier: got %s", collie_strerror(st));
     st = collie_allgather(comm, NULL, NULL, 0, COLLIE_FLOAT32); /* moves nothing, still checked */
     CHECK(st == want, "sticky empty allgather: got %s", collie_strerror(st));
-    CHECK(test_seconds() - t0 < 0.5, "sticky failure took %.2f s", test_seconds() - t0);
+    CHECK(test_seconds() - t0 < test_time(0.5), "sticky failure took %.2f s", test_seconds() - t0);
 }
 
 static void badargs(void)
@@ -134,7 +137,8 @@ static void badargs(void)
         double t0 = collie_wtime();
         usleep(20000);
         double dt = collie_wtime() - t0;
-        CHECK(dt >= 0.019 && dt < 5, "collie_wtime measured %g s across a 20 ms sleep", dt);
+        CHECK(dt >= 0.019 && dt < test_time(5), "collie_wtime measured %g s across a 20 ms sleep",
+              dt);
     }
     /* count == 0 is a no-op, even with NULL buffers, on every rank, and counted */
     unsigned long long ops0 = 0, ops1 = 0;
@@ -166,7 +170,7 @@ static void peer_gone(int finalize)
     char who[32];
     snprintf(who, sizeof who, "rank %d", size - 1);
     expect(st, COLLIE_ERR_PEER_LOST, who, "collective with a departed rank");
-    CHECK(test_seconds() - t0 < 5, "took %.1f s to notice", test_seconds() - t0);
+    CHECK(test_seconds() - t0 < test_time(5), "took %.1f s to notice", test_seconds() - t0);
     if (finalize)
         CHECK(strstr(collie_last_error(comm), "collie_finalize") || rank != 0 ||
                   strstr(collie_last_error(comm), "exited"),
@@ -178,18 +182,19 @@ static void stall(void)
 {
     float x = 1;
     if (rank == size - 1) {
-        sleep(3); /* the others time out meanwhile */
+        test_sleep(test_time(3)); /* the others time out meanwhile */
         double t0 = test_seconds();
         expect(collie_allreduce(comm, &x, &x, 1, COLLIE_FLOAT32, COLLIE_SUM), COLLIE_ERR_TIMEOUT,
                "COLLIE_TIMEOUT", "straggler");
-        CHECK(test_seconds() - t0 < 0.5, "straggler waited %.2f s", test_seconds() - t0);
+        CHECK(test_seconds() - t0 < test_time(0.5), "straggler waited %.2f s", test_seconds() - t0);
         return;
     }
     double t0 = test_seconds();
     expect(collie_allreduce(comm, &x, &x, 1, COLLIE_FLOAT32, COLLIE_SUM), COLLIE_ERR_TIMEOUT,
            "COLLIE_TIMEOUT", "stalled peer");
     double took = test_seconds() - t0;
-    CHECK(took > 0.9 && took < 6, "timed out after %.2f s with COLLIE_TIMEOUT=1", took);
+    /* never before the deadline; after it, as soon as the machine lets it */
+    CHECK(took > 0.9 && took < test_time(6), "timed out after %.2f s with COLLIE_TIMEOUT=1", took);
     expect_sticky(COLLIE_ERR_TIMEOUT);
 }
 
@@ -321,7 +326,7 @@ static void sigkill(void)
     double t0 = test_seconds();
     expect(collie_allreduce(comm, x, x, 64, COLLIE_FLOAT32, COLLIE_SUM), COLLIE_ERR_PEER_LOST,
            "rank 1", "collective after SIGKILL");
-    CHECK(test_seconds() - t0 < 5, "took %.1f s to notice", test_seconds() - t0);
+    CHECK(test_seconds() - t0 < test_time(5), "took %.1f s to notice", test_seconds() - t0);
     expect_sticky(COLLIE_ERR_PEER_LOST);
 }
 
@@ -345,7 +350,7 @@ static void sigkill_mid(void)
     collie_status st = COLLIE_OK;
     double t0 = test_seconds();
     int calls = 0;
-    for (; st == COLLIE_OK && test_seconds() - t0 < 30; calls++) {
+    for (; st == COLLIE_OK && test_seconds() - t0 < test_time(30); calls++) {
         /* after 3 calls: the pages are touched, the calls spend their time copying */
         if (rank == 1 && calls == 3)
             CHECK(pthread_create(&killer, NULL, kill_soon, NULL) == 0, "cannot start a thread");
@@ -359,7 +364,8 @@ static void sigkill_mid(void)
             st = collie_allreduce(comm, in, out, count * (size_t)size, COLLIE_FLOAT32, COLLIE_SUM);
     }
     expect(st, COLLIE_ERR_PEER_LOST, "rank 1", "large collectives while rank 1 is killed");
-    CHECK(test_seconds() - t0 < 10, "took %.1f s (%d calls) to notice", test_seconds() - t0, calls);
+    CHECK(test_seconds() - t0 < test_time(10), "took %.1f s (%d calls) to notice",
+          test_seconds() - t0, calls);
     expect_sticky(COLLIE_ERR_PEER_LOST);
     free(in);
     free(out);
@@ -422,6 +428,39 @@ static void counters(void)
     }
 }
 
+/*
+ * long-call's injected slowness: STALLS naps of STALL_S each, well under
+ * COLLIE_TIMEOUT (1 s) and together well over it, in rank 0's main thread.
+ */
+#define STALLS 5
+#define STALL_S 0.3
+static pthread_t caller;
+static atomic_int in_call, napping, stalls_in_call;
+
+static void nap(int sig)
+{
+    (void)sig;
+    if (atomic_load(&in_call))
+        atomic_fetch_add(&stalls_in_call, 1);
+    test_sleep(STALL_S); /* nanosleep: safe in a handler */
+    atomic_store(&napping, 0);
+}
+
+static void *staller(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&in_call))
+        test_sleep(0.001);
+    for (int k = 0; k < STALLS; k++) {
+        atomic_store(&napping, 1);
+        pthread_kill(caller, SIGUSR1);
+        while (atomic_load(&napping))
+            test_sleep(0.001);
+        test_sleep(0.02); /* the call makes progress between naps */
+    }
+    return NULL;
+}
+
 static void long_call(void)
 {
     size_t n = (size_t)48 << 20;
@@ -429,15 +468,30 @@ static void long_call(void)
     CHECK(b, "out of memory");
     for (size_t i = 0; i < n; i++)
         b[i] = 1;
+    pthread_t t;
+    if (rank == 0) {
+        struct sigaction sa = {.sa_handler = nap, .sa_flags = SA_RESTART};
+        sigemptyset(&sa.sa_mask);
+        CHECK(sigaction(SIGUSR1, &sa, NULL) == 0, "sigaction");
+        caller = pthread_self();
+        CHECK(pthread_create(&t, NULL, staller, NULL) == 0, "cannot start a thread");
+    }
     double t0 = test_seconds();
+    atomic_store(&in_call, 1);
     CHECK_OK(comm, collie_allreduce(comm, b, b, n, COLLIE_FLOAT32, COLLIE_SUM));
+    atomic_store(&in_call, 0);
     double took = test_seconds() - t0, limit = atof(getenv("COLLIE_TIMEOUT"));
+    if (rank == 0) {
+        pthread_join(t, NULL);
+        CHECK(atomic_load(&stalls_in_call) == STALLS,
+              "only %d of the %d stalls fell in the call: make the call longer",
+              atomic_load(&stalls_in_call), STALLS);
+    }
     for (size_t i = 0; i < n; i++)
         CHECK(b[i] == (float)size, "b[%zu] = %g", i, b[i]);
     if (rank == 0)
         printf("one allreduce took %.2f s with COLLIE_TIMEOUT=%g\n", took, limit);
-    CHECK(took > limit, "the call took %.2f s, no longer than COLLIE_TIMEOUT=%g: make it longer",
-          took, limit);
+    CHECK(took > limit, "the call took %.2f s, no longer than COLLIE_TIMEOUT=%g", took, limit);
     free(b);
 }
 
@@ -576,7 +630,7 @@ static void rooted(const char *kind)
     st = collie_barrier(comm);
     if (st != other)
         expect(st, COLLIE_ERR_MISMATCH, "collective #", "the barrier after");
-    CHECK(test_seconds() - t0 < 10, "rank %d: the mismatch took %.1f s to fail", rank,
+    CHECK(test_seconds() - t0 < test_time(10), "rank %d: the mismatch took %.1f s to fail", rank,
           test_seconds() - t0);
 }
 

@@ -58,7 +58,7 @@ wait $job
 status=$?
 took=$(echo "$(date +%s.%N) - $down_at" | bc)
 [ "$status" = 3 ] || fail "the job exited $status after the link went down, want 3 (every rank: an error)"
-awk -v t="$took" 'BEGIN { exit !(t < 3 + 5) }' || fail "ranks took $took s to give up (COLLIE_TIMEOUT=3)"
+awk -v t="$took" -v s="$(test_time 5)" 'BEGIN { exit !(t < 3 + s) }' || fail "ranks took $took s to give up (COLLIE_TIMEOUT=3)"
 for r in 0 1 2 3; do
     grep -Eq "^rank $r failed after [0-9]+ calls, [0-9.]+ s after the last success: .*(timed out|lost|failed).*: " "$job_out" ||
         fail "rank $r did not report a named error: $(cat "$job_out")"

@@ -16,13 +16,13 @@ start=$(date +%s)
 expect_status 137 "$collie" run -n 4 sh -c '[ "$COLLIE_RANK" = 2 ] && kill -9 $$; exec sleep 60'
 expect_output "rank 2 \(pid [0-9]+\) was killed by signal 9"
 expect_output "stopping the other 3 rank"
-[ $(( $(date +%s) - start )) -lt 10 ] || fail "the job took $(( $(date +%s) - start )) s to stop"
+[ $(( $(date +%s) - start )) -lt "$(test_time 10)" ] || fail "the job took $(( $(date +%s) - start )) s to stop"
 
 # ranks that ignore SIGTERM are killed after the grace period
 start=$(date +%s)
 expect_status 3 "$collie" run -n 2 sh -c 'trap "" TERM; [ "$COLLIE_RANK" = 0 ] && sleep 1 && exit 3; sleep 60'
 expect_output "killing them"
-[ $(( $(date +%s) - start )) -lt 15 ] || fail "SIGKILL escalation took too long"
+[ $(( $(date +%s) - start )) -lt "$(test_time 15)" ] || fail "SIGKILL escalation took too long"
 
 # SIGTERM to the launcher is forwarded to every rank, once
 log=$(mktemp)

@@ -44,7 +44,7 @@ expect_output "broadcast on 5 ranks: [0-9]+ cases, 0 failures"
 start=$(date +%s)
 expect_status 7 "$collie" run -H "$hosts" --rsh "$dir/rsh" sh -c '[ "$COLLIE_RANK" = 2 ] && exit 7; sleep 60'
 expect_output "rank 2 .*exited with status 7"
-[ $(($(date +%s) - start)) -lt 20 ] || fail "stopping the job took $(($(date +%s) - start)) s"
+[ $(($(date +%s) - start)) -lt "$(test_time 20)" ] || fail "stopping the job took $(($(date +%s) - start)) s"
 for h in 0 1 2; do
     left=$(ip netns pids "$netns_prefix-$h" | xargs -r ps -o args= -p 2>/dev/null | grep -c "sleep 60")
     [ "$left" = 0 ] || fail "host $h still runs $left rank(s) after the job stopped"

@@ -41,6 +41,28 @@ static inline double test_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/*
+ * A wall-clock bound of the suite: `seconds` times COLLIE_TEST_TIME_MULTIPLIER
+ * (tests/CMakeLists.txt sets it: 1 in the release build, more under the
+ * sanitizers), as UCX's test_time_multiplier().  Every "within N s" of a
+ * test goes through it, and so does every wait that gives a peer time to
+ * pass such a bound.
+ */
+static inline double test_time(double seconds)
+{
+    const char *m = getenv("COLLIE_TEST_TIME_MULTIPLIER");
+    double k = m ? atof(m) : 1;
+    return seconds * (k >= 1 ? k : 1);
+}
+
+/* Sleeps `seconds` (not scaled: pass test_time(...) where it should be). */
+static inline void test_sleep(double seconds)
+{
+    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 static inline size_t test_dtype_size(collie_dtype t)
 {
     static const size_t sizes[] = {4, 8, 2, 2, 1, 1, 4, 8};

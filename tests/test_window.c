@@ -253,14 +253,15 @@ static void kill_scenario(void)
     if (neighbour)
         CHECK(st == COLLIE_ERR_PEER_LOST || st == COLLIE_ERR_ABORTED || st == COLLIE_ERR_TIMEOUT,
               "rank %d: %s (%s)", rank, collie_strerror(st), collie_win_last_error(win));
-    CHECK(test_seconds() - t0 < 15, "rank %d took %.1f s", rank, test_seconds() - t0);
+    CHECK(test_seconds() - t0 < test_time(15), "rank %d took %.1f s", rank, test_seconds() - t0);
     /* Sticky: the next call says so too, at once. */
     if (st != COLLIE_OK)
         CHECK(collie_win_update(win, x) == st, "rank %d: a failed window updated", rank);
     /* A failed window is still freed (its thread stopped), at once. */
     t0 = test_seconds();
     collie_win_free(win);
-    CHECK(test_seconds() - t0 < 15, "rank %d: freeing took %.1f s", rank, test_seconds() - t0);
+    CHECK(test_seconds() - t0 < test_time(15), "rank %d: freeing took %.1f s", rank,
+          test_seconds() - t0);
     collie_topology_free(topo);
 }
 

@@ -9,6 +9,20 @@
 
 #include "../core/comm.h"
 
+struct collie__async;
+
+/*
+ * What the API layer keeps per communicator (comm->api): made with the
+ * communicator (init.c's make_comm), freed with it (collie__api_close).
+ */
+struct collie__api_state {
+    struct collie__async *async; /* the asynchronous core (async.c), NULL until first used */
+    int timeline_id; /* this communicator's number in COLLIE_TIMELINE's trace; 0: none */
+};
+
+/* Frees comm->api; nothing if it was never made. */
+void collie__api_close(collie_comm *comm);
+
 /* Describes a failure without a communicator (collie_last_error(NULL) shows it). */
 void collie__api_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -155,7 +155,7 @@ static void lane_sleep(struct collie__async *a, struct lane *l)
 static void *coll_lane(void *arg)
 {
     collie_comm *comm = arg;
-    struct collie__async *a = comm->async;
+    struct collie__async *a = comm->api->async;
     collie__wait_background(&a->callers_waiting);
     pthread_mutex_lock(&a->lock);
     for (;;) {
@@ -244,7 +244,7 @@ static collie_status p2p_timeout(collie_comm *comm, const struct p2p_set *s)
 static void *p2p_lane(void *arg)
 {
     collie_comm *comm = arg;
-    struct collie__async *a = comm->async;
+    struct collie__async *a = comm->api->async;
     struct p2p_set *s = a->p2p_set; /* allocated with the thread: it cannot fail here */
     uint64_t timeout_ns = (uint64_t)(comm->timeout_s * 1e9), stalled_since = 0;
     collie__wait_background(&a->callers_waiting);
@@ -291,8 +291,8 @@ static void *p2p_lane(void *arg)
 
 static struct collie__async *async_of(collie_comm *comm)
 {
-    if (comm->async)
-        return comm->async;
+    if (comm->api->async)
+        return comm->api->async;
     struct collie__async *a = calloc(1, sizeof *a);
     if (!a)
         return NULL;
@@ -305,7 +305,7 @@ static struct collie__async *async_of(collie_comm *comm)
     pthread_condattr_destroy(&monotonic);
     pthread_cond_init(&a->p2p.work, NULL);
     a->fusion_bytes = (size_t)collie__config_int(COLLIE_CFG_FUSION_BYTES);
-    comm->async = a;
+    comm->api->async = a;
     return a;
 }
 
@@ -376,7 +376,7 @@ collie_status collie__async_issue(collie_comm *comm, const struct collie__op *op
 
 collie_status collie__async_blocking(collie_comm *comm, struct collie__op *op)
 {
-    struct collie__async *a = comm->async;
+    struct collie__async *a = comm->api->async;
     if (!a) /* never went non-blocking: nothing to wait for */
         return collie__op_execute(comm, op);
     if (is_p2p(op)) {
@@ -432,7 +432,7 @@ collie_status collie_wait(collie_request *r)
     if (atomic_load_explicit(&r->done, memory_order_acquire))
         return finish(r); /* possibly after collie_finalize: the communicator is gone */
     collie_comm *comm = r->comm;
-    struct collie__async *a = comm->async;
+    struct collie__async *a = comm->api->async;
     uint64_t t0 = collie__now_ns();
     pthread_mutex_lock(&a->lock);
     if (r->held) {
@@ -466,7 +466,7 @@ collie_status collie_test(collie_request *r, int *done)
     if (*done)
         return r ? finish(r) : COLLIE_OK;
     /* A caller that polls is not computing: start what it polls for now, not at the tick. */
-    struct collie__async *a = r->comm->async;
+    struct collie__async *a = r->comm->api->async;
     pthread_mutex_lock(&a->lock);
     if (!is_p2p(&r->op) && !r->held && !r->t_start)
         pthread_cond_signal(&a->coll.work);
@@ -581,7 +581,7 @@ collie_status collie_group_start(collie_comm *comm)
 
 collie_status collie_group_end(collie_comm *comm)
 {
-    struct collie__async *a = comm ? comm->async : NULL;
+    struct collie__async *a = comm ? comm->api->async : NULL;
     if (a)
         pthread_mutex_lock(&a->lock);
     if (!a || !a->group_depth) {
@@ -601,7 +601,7 @@ collie_status collie_group_end(collie_comm *comm)
 
 void collie__async_shutdown(collie_comm *comm)
 {
-    struct collie__async *a = comm->async;
+    struct collie__async *a = comm->api->async;
     if (!a)
         return;
     pthread_mutex_lock(&a->lock);
@@ -622,7 +622,7 @@ void collie__async_shutdown(collie_comm *comm)
     pthread_cond_destroy(&a->done);
     pthread_mutex_destroy(&a->lock);
     free(a);
-    comm->async = NULL;
+    comm->api->async = NULL;
 }
 
 collie_status collie_comm_abort(collie_comm *comm)
@@ -632,7 +632,7 @@ collie_status collie_comm_abort(collie_comm *comm)
         return COLLIE_ERR_INVALID_ARG;
     }
     collie__fail(comm, COLLIE_ERR_ABORTED, "rank %d: collie_comm_abort() was called", comm->rank);
-    struct collie__async *a = comm->async;
+    struct collie__async *a = comm->api->async;
     if (a) { /* the point-to-point lane notices at its next look; wake it for that */
         pthread_mutex_lock(&a->lock);
         pthread_cond_signal(&a->p2p.work);

@@ -265,8 +265,8 @@ static void make_op(struct collie__op *o, enum collie__coll coll, const void *se
 static int empty_call(collie_comm *comm, enum collie__coll coll, size_t count, collie_dtype dtype,
                       collie_op op, int root)
 {
-    if (count || !comm || comm->async || comm->timeline_id || coll == COLLIE_COLL_BARRIER ||
-        coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV ||
+    if (count || !comm || comm->api->async || comm->api->timeline_id ||
+        coll == COLLIE_COLL_BARRIER || coll == COLLIE_COLL_SEND || coll == COLLIE_COLL_RECV ||
         (unsigned)dtype >= COLLIE__DTYPE_COUNT || (reduces(coll) && (unsigned)op > COLLIE_AVG) ||
         (rooted(coll) && (unsigned)root >= (unsigned)comm->size))
         return 0;

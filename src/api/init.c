@@ -47,6 +47,12 @@ collie_status collie__refuse(collie_comm *comm, const char *call, const char *fm
                         detail);
 }
 
+void collie__api_close(collie_comm *comm)
+{
+    free(comm->api);
+    comm->api = NULL;
+}
+
 static void destroy(collie_comm *comm)
 {
     collie__comm_leave(comm);     /* a relative's failure: the peers hear why this rank leaves */
@@ -55,6 +61,8 @@ static void destroy(collie_comm *comm)
     collie__transports_close(comm);
     collie__door_close(comm);
     collie__bootstrap_close(comm);
+    collie__select_close(comm);
+    collie__api_close(comm);
     collie__comm_free(comm);
 }
 
@@ -104,12 +112,16 @@ static collie_status make_comm(const struct collie__identity *id, const char *to
                                collie_comm **out)
 {
     collie_comm *comm = collie__comm_create(id->rank, id->size);
-    if (!comm) {
+    struct collie__api_state *api = comm ? calloc(1, sizeof *api) : NULL;
+    if (!api) {
         if (id->listen_fd >= 0)
             close(id->listen_fd);
+        if (comm)
+            collie__comm_free(comm);
         collie__api_error("collie_init: no memory for a communicator");
         return COLLIE_ERR_NOMEM;
     }
+    comm->api = api;
     if (token) {
         snprintf(comm->token_buf, sizeof comm->token_buf, "%s", token);
         comm->token = comm->token_buf;

@@ -12,6 +12,7 @@
 
 #include "../core/config.h"
 #include "../core/log.h"
+#include "api.h"
 #include "async.h"
 
 enum { TID_CALLER = 1, TID_COLL = 2, TID_P2P = 3 };
@@ -46,7 +47,7 @@ void collie__timeline_attach(collie_comm *comm)
     if (!*file)
         return;
     pthread_mutex_lock(&lock);
-    comm->timeline_id = ++next_comm_id; /* 0: not attached */
+    comm->api->timeline_id = ++next_comm_id; /* 0: not attached */
     if (!users++) {
         char path[4200];
         snprintf(path, sizeof path, "%s.rank%d.json", file, comm->rank);
@@ -63,7 +64,7 @@ void collie__timeline_attach(collie_comm *comm)
 
 void collie__timeline_detach(collie_comm *comm)
 {
-    if (!comm->timeline_id)
+    if (!comm->api->timeline_id)
         return;
     pthread_mutex_lock(&lock);
     if (users > 0 && !--users && out) {
@@ -87,8 +88,9 @@ static void event(const char *name, int tid, uint64_t t0, uint64_t t1, const col
         fprintf(out,
                 ",\"args\":{\"comm\":%d,\"comm_size\":%d,\"seq\":%u,\"count\":%zu,\"bytes\":%zu,"
                 "\"dtype\":\"%s\",\"algorithm\":\"%s\"",
-                comm->timeline_id, comm->size, op->desc.seq, op->count, op->count * op->elem_size,
-                collie__dtype_name(op->dtype), collie__algo_name(op->desc.algo));
+                comm->api->timeline_id, comm->size, op->desc.seq, op->count,
+                op->count * op->elem_size, collie__dtype_name(op->dtype),
+                collie__algo_name(op->desc.algo));
         if (collie__lane_of(op->desc.coll) == COLLIE_LANE_P2P)
             fprintf(out, ",\"peer\":%d", op->root);
         if (fused)

@@ -57,7 +57,7 @@ int collie__tools_attach(const collie_comm *comm) { return collie__attach_ok(com
 
 int collie__tools_links_measured(const collie_comm *comm)
 {
-    return comm->link_alpha > 0 || comm->link_beta > 0;
+    return comm->coll->link_alpha > 0 || comm->coll->link_beta > 0;
 }
 
 struct collie__machine *collie__tools_machine_new(char *err, size_t errlen)

@@ -70,15 +70,15 @@ static collie_status probe(collie_comm *comm, double *fastest)
 #define SIZE_CLASSES 48 /* powers of two up to 128 TiB */
 static struct collie__arms *arms_of(collie_comm *comm, const struct collie__op *op)
 {
-    if (!comm->arms)
-        comm->arms = calloc(COLLIE_COLL_COUNT * SIZE_CLASSES, sizeof *comm->arms);
-    if (!comm->arms)
+    if (!comm->coll->arms)
+        comm->coll->arms = calloc(COLLIE_COLL_COUNT * SIZE_CLASSES, sizeof *comm->coll->arms);
+    if (!comm->coll->arms)
         return NULL;
     size_t bytes = op->count * op->elem_size;
     int size_class = 0;
     while (size_class < SIZE_CLASSES - 1 && (bytes >> (size_class + 1)))
         size_class++;
-    return &comm->arms[(size_t)op->desc.coll * SIZE_CLASSES + (size_t)size_class];
+    return &comm->coll->arms[(size_t)op->desc.coll * SIZE_CLASSES + (size_t)size_class];
 }
 
 /* Local rank 0's verdict word: the algorithm every rank runs, and whether the next call probes. */
@@ -89,7 +89,7 @@ collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op)
 {
     const enum collie__coll coll = (enum collie__coll)op->desc.coll;
     const size_t bytes = op->count * op->elem_size;
-    struct collie__placement *placed = &comm->placement;
+    struct collie__placement *placed = &comm->coll->placement;
     double sync_s = 0;
     const int probing = !placed->skip_probe; /* the same on every rank: the last verdict's */
     if (probing) {

@@ -16,6 +16,7 @@
 #include "../reduce/copy.h"
 #include "../reduce/reduce.h"
 #include "../reduce/stream.h"
+#include "state.h"
 
 struct collie__group;
 
@@ -224,19 +225,23 @@ collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie
                                           collie_op local_op, collie__slice_fn cross, void *ctx);
 
 /*
- * Reads COLLIE_ALGO into comm's forced choices.  Unknown names are an error
- * that lists what exists (a typo must not silently fall back).
+ * Makes the collective layer's state (comm->coll, state.h) and reads
+ * COLLIE_ALGO into its forced choices.  Unknown names are an error that lists
+ * what exists (a typo must not silently fall back).
  */
 collie_status collie__select_init(collie_comm *comm);
+
+/* Frees comm->coll; nothing if it was never made. */
+void collie__select_close(collie_comm *comm);
 
 /* Forces comm's choices as COLLIE_ALGO's syntax in spec says (collie__select_init's parser). */
 collie_status collie__select_force(collie_comm *comm, const char *spec);
 
 /*
  * Measures the links between hosts for the cost model (link_probe.c):
- * collective, after the transports opened; sets comm->link_alpha/beta where
- * no setting gives them, and comm->link_stripes from the link's rate the
- * model then uses.  COLLIE_OK, or the failure of the measurement.
+ * collective, after the transports opened; sets comm->coll->link_alpha/beta
+ * where no setting gives them, and comm->hosts.one_stream from the link's
+ * rate the model then uses.  COLLIE_OK, or the failure of the measurement.
  */
 collie_status collie__select_probe_links(collie_comm *comm);
 

@@ -255,7 +255,7 @@ static collie_status agree(collie_comm *comm, struct plan *plan)
 
 static collie_status measure(collie_comm *comm)
 {
-    comm->link_alpha = comm->link_beta = 0;
+    comm->coll->link_alpha = comm->coll->link_beta = 0;
     if (comm->nhosts < 2)
         return COLLIE_OK;
     struct plan plan = {0, 0, 0, 0};
@@ -264,8 +264,8 @@ static collie_status measure(collie_comm *comm)
         return agreed;
     int want_alpha = plan.want & 1, want_beta = (plan.want & 2) != 0;
     if (plan.known) {
-        comm->link_alpha = want_alpha ? plan.alpha : 0;
-        comm->link_beta = want_beta ? plan.beta : 0;
+        comm->coll->link_alpha = want_alpha ? plan.alpha : 0;
+        comm->coll->link_beta = want_beta ? plan.beta : 0;
         if (comm->rank == 0)
             COLLIE_INFO("links",
                         "as measured before between these hosts: %.1f us a message, "
@@ -308,8 +308,8 @@ static collie_status measure(collie_comm *comm)
                                   "output)",
                                   a, b);
     known_add(comm->hosts.link_key, v.alpha, v.beta);
-    comm->link_alpha = want_alpha ? v.alpha : 0;
-    comm->link_beta = want_beta ? v.beta : 0;
+    comm->coll->link_alpha = want_alpha ? v.alpha : 0;
+    comm->coll->link_beta = want_beta ? v.beta : 0;
     if (comm->rank == a)
         COLLIE_INFO("links",
                     "measured between rank %d (host 0) and rank %d (host 1) in %.1f ms: "
@@ -336,14 +336,14 @@ static collie_status measure(collie_comm *comm)
 collie_status collie__select_probe_links(collie_comm *comm)
 {
     collie_status st = measure(comm);
-    comm->link_stripes = 0;
+    comm->hosts.one_stream = 0;
     if (st != COLLIE_OK || comm->nhosts < 2)
         return st;
     struct collie__machine m; /* the links' rates only: the placement does not enter */
     collie__select_rates(&m);
     collie__select_links(comm, &m);
     if (m.link_beta < ONE_CONNECTION_BPS) {
-        comm->link_stripes = 1;
+        comm->hosts.one_stream = 1;
         if (comm->rank == 0)
             COLLIE_INFO("net",
                         "%.3f GB/s between hosts, under %.1f: a message crosses on one "

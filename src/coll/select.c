@@ -50,10 +50,10 @@ void collie__select_place(const collie_comm *comm, struct collie__machine *m)
 
 void collie__select_links(const collie_comm *comm, struct collie__machine *m)
 {
-    if (comm->link_alpha > 0) /* measured at init (link_probe.c) */
-        m->link_alpha = comm->link_alpha;
-    if (comm->link_beta > 0)
-        m->link_beta = comm->link_beta;
+    if (comm->coll->link_alpha > 0) /* measured at init (link_probe.c) */
+        m->link_alpha = comm->coll->link_alpha;
+    if (comm->coll->link_beta > 0)
+        m->link_beta = comm->coll->link_beta;
 }
 
 void collie__select_machine(const collie_comm *comm, struct collie__machine *m)
@@ -219,7 +219,7 @@ static collie_status parse_item(collie_comm *comm, const char *spec, const char 
         for (int c = 0; c < COLLIE_COLL_COUNT; c++) {
             const struct collie__algo *a = find(c, item, len);
             if (a) {
-                comm->forced[c] = (uint8_t)a->id;
+                comm->coll->forced[c] = (uint8_t)a->id;
                 any = 1;
             }
         }
@@ -231,17 +231,29 @@ static collie_status parse_item(collie_comm *comm, const char *spec, const char 
     const struct collie__algo *a = find(coll, colon + 1, len - (size_t)(colon - item) - 1);
     if (!a)
         return unknown(comm, spec, item, len);
-    comm->forced[coll] = (uint8_t)a->id;
+    comm->coll->forced[coll] = (uint8_t)a->id;
     return COLLIE_OK;
 }
 
 collie_status collie__select_init(collie_comm *comm)
 {
+    comm->coll = calloc(1, sizeof *comm->coll);
+    if (!comm->coll)
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the collectives' state");
     struct collie__machine m;
     const char *error = collie__select_rates(&m);
     if (error)
         return collie__fail(comm, COLLIE_ERR_INVALID_ARG, "COLLIE_MACHINE: %s", error);
     return collie__select_force(comm, collie__config_string(COLLIE_CFG_ALGO));
+}
+
+void collie__select_close(collie_comm *comm)
+{
+    if (!comm->coll)
+        return;
+    free(comm->coll->arms);
+    free(comm->coll);
+    comm->coll = NULL;
 }
 
 collie_status collie__select_force(collie_comm *comm, const char *spec)
@@ -261,7 +273,7 @@ collie_status collie__select_force(collie_comm *comm, const char *spec)
 collie_status collie__select_check_forced(collie_comm *comm)
 {
     for (int c = 0; c < COLLIE_COLL_COUNT; c++) {
-        const struct collie__algo *a = entry(c, comm->forced[c]);
+        const struct collie__algo *a = entry(c, comm->coll->forced[c]);
         const char *coll = collie__coll_name((enum collie__coll)c);
         if (a && a->scope == COLLIE_SCOPE_HOST && comm->nhosts > 1)
             return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
@@ -376,14 +388,15 @@ const struct collie__algo *collie__select_named(int coll, const char *name)
 static const struct collie__algo *choose(const collie_comm *comm, const struct collie__machine *m,
                                          int coll, size_t bytes)
 {
-    return comm->forced[coll] ? entry(coll, comm->forced[coll]) : collie__select_on(m, coll, bytes);
+    return comm->coll->forced[coll] ? entry(coll, comm->coll->forced[coll])
+                                    : collie__select_on(m, coll, bytes);
 }
 
 const struct collie__algo *collie__select_peek(const collie_comm *comm, const struct collie__op *op)
 {
     /* The hot path of every call: the machine is a copy of the rates and a few fields. */
     struct collie__machine m;
-    if (!comm->forced[op->desc.coll])
+    if (!comm->coll->forced[op->desc.coll])
         collie__select_machine(comm, &m);
     return choose(comm, &m, op->desc.coll, op->count * op->elem_size);
 }
@@ -391,19 +404,19 @@ const struct collie__algo *collie__select_peek(const collie_comm *comm, const st
 const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op)
 {
     size_t bytes = op->count * op->elem_size;
-    struct collie__choice *last = &comm->last_choice[op->desc.coll];
+    struct collie__choice *last = &comm->coll->last_choice[op->desc.coll];
     if (last->slot && last->bytes == bytes)
         return &algos[last->slot - 1];
     const struct collie__algo *best = collie__select_peek(comm, op);
     last->bytes = bytes;
     last->slot = (uint16_t)(best - algos + 1);
     uint32_t bit = 1u << best->id;
-    if (!(comm->algo_logged[op->desc.coll] & bit)) {
-        comm->algo_logged[op->desc.coll] |= bit;
+    if (!(comm->coll->algo_logged[op->desc.coll] & bit)) {
+        comm->coll->algo_logged[op->desc.coll] |= bit;
         COLLIE_INFO("coll", "%s of %zu bytes on %d ranks: %s (%s)",
                     collie__coll_name(op->desc.coll), op->count * op->elem_size, comm->size,
                     name_of(best),
-                    comm->forced[op->desc.coll] ? "forced by COLLIE_ALGO" : "cost model");
+                    comm->coll->forced[op->desc.coll] ? "forced by COLLIE_ALGO" : "cost model");
     }
     return best;
 }

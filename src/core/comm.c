@@ -277,7 +277,6 @@ void collie__comm_free(collie_comm *comm)
     family_release(comm->family);
     free(comm->family_rank);
     free(comm->scratch_srcs);
-    free(comm->arms);
     for (int id = 0; id < COLLIE_SCRATCH_IDS; id++)
         free(comm->scratch[id]);
     free(comm->hosts.identity);

@@ -25,9 +25,9 @@ struct collie__bootstrap;
 struct collie__shm;
 struct collie__net;
 struct collie__transport;
-struct collie__async;
 struct collie__door;
-struct collie__arms;
+struct collie__coll_state; /* the collective layer's (coll/state.h) */
+struct collie__api_state;  /* the API layer's (api/api.h) */
 
 /*
  * What runs an operation: collectives (on the caller or the collective lane),
@@ -42,8 +42,6 @@ enum collie__lane { COLLIE_LANE_COLL, COLLIE_LANE_P2P, COLLIE_LANES };
  * memory, shut-down sockets).  msg is the formatted detail.
  */
 typedef void (*collie__fail_hook)(collie_comm *comm, collie_status status, const char *msg);
-
-_Static_assert(COLLIE__ALGO_LIMIT <= 32, "algo_logged keeps one bit per algorithm number");
 
 /*
  * A communicator and those split from it (and from them) in this process:
@@ -90,6 +88,9 @@ struct collie_comm {
                                the cost model's trees, alike on all ranks (shm.c's open) */
         uint64_t link_key;  /* hosts 0 and 1 (a hash of their ids; 0 on one host): the link
                                the cost model measures (link_probe.c) */
+        int one_stream;     /* a message to another host crosses on one connection, not
+                               striped: the links are slower than one fills (decided by
+                               coll/link_probe.c, alike on all ranks; used by tcp.c) */
     } hosts;
 
     struct collie__bootstrap *boot;
@@ -109,33 +110,8 @@ struct collie_comm {
     uint32_t seq;               /* collectives completed so far */
     uint32_t nbr_seq; /* neighbour operations completed so far: counted apart, since they do
                          not move the ranks of a host in step (the window's turns follow seq) */
-    uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm number whose choice was logged */
-    uint8_t forced[COLLIE_COLL_COUNT];       /* by COLLIE_ALGO: an algorithm number, else NONE */
-    /*
-     * The last choice per collective (coll/select.c), reused while the size
-     * repeats, as a training loop's do: the cost model took a tenth of a
-     * small broadcast's time.  slot: 1 + the entry's index in select.c's
-     * table; 0: none.  Written by the thread that runs the collectives.
-     */
-    struct collie__choice {
-        size_t bytes;
-        uint16_t slot;
-    } last_choice[COLLIE_COLL_COUNT];
-    /* coll/adaptive.c's timings of its branches, local rank 0's: NULL until its first call */
-    struct collie__arms *arms;
-    /*
-     * coll/adaptive.c's placement of the host's CPUs: whether its next call
-     * skips the probe (every rank's copy, from local rank 0's last verdict;
-     * 0 until then: the first call probes), and local rank 0's last finding
-     * and when it probed.
-     */
-    struct collie__placement {
-        uint64_t probed_ns;
-        uint8_t far, skip_probe;
-    } placement;
-    double link_alpha, link_beta; /* measured at init between hosts (coll/link_probe.c); 0: not */
-    int link_stripes; /* connections a large message to another host is striped over: 1 on a
-                         link one connection fills (coll/link_probe.c), else 0: all of them */
+    struct collie__coll_state *coll;   /* the collective layer's state: NULL before its init */
+    struct collie__api_state *api;     /* the API layer's state (asynchronous core, timeline) */
     const void **scratch_srcs;         /* size pointers (local_size used), for reduction sources */
     void *scratch[COLLIE_SCRATCH_IDS]; /* collie__scratch() */
     size_t scratch_bytes[COLLIE_SCRATCH_IDS];
@@ -153,10 +129,8 @@ struct collie_comm {
     _Atomic collie_status failed; /* sticky status; COLLIE_OK while healthy */
     pthread_mutex_t fail_lock;
     char last_error[512];
-    struct collie__async *async;   /* the asynchronous core (src/api/), NULL until first used */
     struct collie__family *family; /* shared with the communicators split from this one */
     int *family_rank; /* [r]: rank r in the family's first communicator; NULL: that one */
-    int timeline_id;  /* this communicator's number in COLLIE_TIMELINE's trace */
 };
 
 /* Starts the deadline of a bootstrap exchange: now + COLLIE_TIMEOUT. */

@@ -288,7 +288,7 @@ static collie_status recv_stripe(collie_comm *comm, struct collie__xfer *x, int 
 static int tcp_stripes(const collie_comm *comm, int peer, size_t len)
 {
     (void)peer;
-    if (len < comm->net->stripe_min || comm->link_stripes == 1)
+    if (len < comm->net->stripe_min || comm->hosts.one_stream)
         return 1;
     return comm->net->streams;
 }

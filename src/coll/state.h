@@ -1,0 +1,48 @@
+/*
+ * state.h - what the collective layer keeps per communicator (comm->coll):
+ * the algorithms COLLIE_ALGO forces, the last choice per collective, adaptive's
+ * timings and placement, and the links' rates measured at init.  Made by
+ * collie__select_init, freed by collie__select_close; core carries the pointer
+ * and never looks inside.
+ */
+#ifndef COLLIE_COLL_STATE_H
+#define COLLIE_COLL_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/op.h"
+
+struct collie__arms;
+
+_Static_assert(COLLIE__ALGO_LIMIT <= 32, "algo_logged keeps one bit per algorithm number");
+
+struct collie__coll_state {
+    uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm number whose choice was logged */
+    uint8_t forced[COLLIE_COLL_COUNT];       /* by COLLIE_ALGO: an algorithm number, else NONE */
+    /*
+     * The last choice per collective (select.c), reused while the size
+     * repeats, as a training loop's do: the cost model took a tenth of a
+     * small broadcast's time.  slot: 1 + the entry's index in select.c's
+     * table; 0: none.  Written by the thread that runs the collectives.
+     */
+    struct collie__choice {
+        size_t bytes;
+        uint16_t slot;
+    } last_choice[COLLIE_COLL_COUNT];
+    /* adaptive.c's timings of its branches, local rank 0's: NULL until its first call */
+    struct collie__arms *arms;
+    /*
+     * adaptive.c's placement of the host's CPUs: whether its next call skips
+     * the probe (every rank's copy, from local rank 0's last verdict; 0 until
+     * then: the first call probes), and local rank 0's last finding and when
+     * it probed.
+     */
+    struct collie__placement {
+        uint64_t probed_ns;
+        uint8_t far, skip_probe;
+    } placement;
+    double link_alpha, link_beta; /* measured at init between hosts (link_probe.c); 0: not */
+};
+
+#endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allreduce_demo.c - the first thing to run: every rank contributes its rank
  * number, allreduce sums them, and each rank prints what it got.

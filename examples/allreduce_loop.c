@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allreduce_loop.c - time per float32 sum allreduce, from a plain loop over
  * the public API (the full benchmark is `collie bench`, when it exists).

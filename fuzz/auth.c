@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * auth.c - the token handshake (src/core/auth.c) against a peer that sends
  * arbitrary bytes, on both sides: as the accepting end, through the gate

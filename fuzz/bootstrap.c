@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bootstrap.c - the rendezvous (src/core/bootstrap.c) and what travels
  * over it while a job starts: the host table (src/core/comm.c) and the

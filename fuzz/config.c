@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.c - what a user's settings pass through: the COLLIE_* variables'
  * parser (src/core/config.c) and the machine description that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dataset.c - `collie train`'s data loaders (train/dataset.c): IDX files
  * (Fashion-MNIST's format, plain or gzip'd) and LIBSVM text.  The first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz.h - what every harness in fuzz/ shares.  A harness is one
  * LLVMFuzzerTestOneInput over one parser of bytes collie reads from a peer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hosts.c - `collie run`'s host list (-H) and hostfile (--hostfile), and
  * the shell command line that starts a rank on a remote host

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the seed corpus of every harness into fuzz/corpus/NAME/ (committed).
 
 Each seed is a well-formed input that reaches deep into its parser - a full

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mem_table.c - the lookup in a peer's table of collie_mem segments
  * (src/transport/shm_mem.c): a peer writes the table, and every single copy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * options.c - the `collie` command line: `collie bench`'s options
  * (tools/bench/options.c) and the machine options `collie sim` and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * replay.c - main() for the harnesses outside libFuzzer: runs each file
  * given (or each file in each directory given) through the harness once,

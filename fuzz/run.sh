@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # fuzz/run.sh PROGRAM NAME SECONDS FUZZ_DIR OUT_DIR - runs one libFuzzer
 # harness for SECONDS from its seed corpus (FUZZ_DIR/corpus/NAME) and every
 # input that once failed (FUZZ_DIR/regress/NAME); what it learns goes to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * seal.c - the records of encrypted links (src/core/seal.c) as a receiver
  * reads them from a peer.  The first byte picks what the rest is:

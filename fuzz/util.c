@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* util.c - fuzz.h's helpers. */
 #define _GNU_SOURCE /* memfd_create */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wire.c - the check of a received wire header (src/transport/wire.c):
  * every transport applies it to the 40 bytes a peer sent before it writes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * collie.h - the public API of libcollie, collective communication for
  * data-parallel training.

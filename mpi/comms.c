@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * comms.c - which collie communicator an MPI communicator has.
  *

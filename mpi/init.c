@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * init.c - MPI_Init, MPI_Init_thread and MPI_Finalize of the interposer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * interpose.h - libcollie-mpi.so, the MPI interposer: what its files share.
  *

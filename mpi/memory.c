@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memory.c - MPI_Alloc_mem and MPI_Free_mem on collie_mem_alloc: memory the
  * ranks of a host map from each other, so that collie's single copies

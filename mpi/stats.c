@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stats.c - what the interposer did: per collective, the calls and bytes
  * collie ran and those it handed to MPI, by reason.  With COLLIE_DEBUG=INFO

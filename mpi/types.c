@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * types.c - which MPI datatypes and ops collie can take exactly.
  *

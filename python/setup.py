@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`pip install --no-deps --no-build-isolation ./python`: the collie package, with
 libcollie.so built from this source tree by CMake and bundled beside it (or the
 one COLLIE_LIBRARY names).  No compiled extension: the package calls the C
@@ -33,6 +34,8 @@ setup(
     version="0.1.0",
     description="collie: collective communication for data-parallel training (ctypes over libcollie)",
     packages=["collie", "collie.torch"],
+    license="BSD-3-Clause",
+    classifiers=["License :: OSI Approved :: BSD License"],
     python_requires=">=3.8",
     cmdclass={"build_py": BuildPyWithLibrary},
 )

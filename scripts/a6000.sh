@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The A6000 study's sweep on collie and Gloo (python -m collie.torch.a6000): ranks 1, 2, 4
 # on this host, batch sizes and classifier widths as given; one JSON line per
 # configuration in FILE.  Needs python3-torch, python3-torchvision, dataset-fashion-mnist.

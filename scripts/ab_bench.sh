@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A/B: two builds of collie measured side by side, alternating A B A B, so that
 # the machine's swings (docs/PERFORMANCE.md) fall on both alike.
 #   ab_bench.sh ROUNDS OUT_DIR COLLIE_A COLLIE_B -- BENCH_ARGS...

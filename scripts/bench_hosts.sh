@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Measures collie across emulated hosts on this machine: K network namespaces
 # on a bridge (tests/netns.sh), optionally shaped with tc tbf; the link rate
 # between two of them with iperf3 (1 and 4 streams, one way and both ways);

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The MPI interposer's figures: collie-bench-mpi (an ordinary MPI program) on Open MPI
 # alone and with libcollie-mpi.so preloaded, each beside collie bench's own figures,
 # R rounds alternating (A B A B ...), at each rank count; then the medians over all

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fails when a file includes a header of a higher layer (docs/DESIGN.md):
 #   src/core (0)  <-  src/reduce (1)  <-  src/transport (2)  <-  src/coll (3)  <-  src/api (4)
 # A layer includes only its own headers and those of the layers below it.

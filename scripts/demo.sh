@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Quick start, part one: installs what the build needs, builds collie, and runs
 # the first demonstration: 4 ranks on this host allreduce and say what they got.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian packages collie builds and tests with, if any is missing.
 # Needs root (or sudo) only when something has to be installed.
 #   deps.sh          the build: compiler, cmake

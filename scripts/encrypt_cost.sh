@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The cost of encrypted links (COLLIE_ENCRYPT=1) across two emulated hosts
 # (tests/netns.sh), one rank each: `collie bench` pingpong and allreduce at
 # 1 KiB, 1 MiB and 64 MiB, plain and encrypted alternately (A B A B), ROUNDS

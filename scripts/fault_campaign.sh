@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The long fault campaign (docs/RELIABILITY.md): TRIALS trials (default 1,000)
 # on one host, then as many on three emulated hosts (ranks 2,1,1; needs root),
 # each a job of random collectives with one fault.  CI runs 100 of them

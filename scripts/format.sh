@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Formats every C (and C++) file of the tree with .clang-format (clang-format 14, Debian 12).
 #   format.sh           rewrites the files in place
 #   format.sh --check   changes nothing; lists the files that are not formatted, exit 1 if any

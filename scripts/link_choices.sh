@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Does the cost model choose right across hosts with no setting?  On H
 # emulated hosts of L ranks (tests/netns.sh; needs root), links unshaped or
 # shaped with tc tbf, `collie bench allreduce` runs each algorithm forced,

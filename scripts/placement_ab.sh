@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Algorithms forced (SIDES, default twoshot direct adaptive; `model`: the
 # library's own choice), then Open MPI,
 # round after round, and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Re-measures the one-host tables of docs/PERFORMANCE.md with their own
 # commands, beside Open MPI in the same runs, and keeps every output:
 #   remeasure.sh OUT_DIR [COLLIE]          (COLLIE: default build/collie)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs one `collie bench` command N times in a row, as a new user would, and
 # says per size how far the runs agree: the slowest run's mean time over the
 # fastest's.  The measurement issue's test of a trustworthy benchmark.

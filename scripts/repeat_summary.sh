@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The summary of scripts/repeat_bench.sh, from the runs' CSVs in OUT_DIR:
 # per size, the spread of collie's mean time (slowest run over fastest) over
 # all runs, and over the rows of each state of the machine, told by the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Times collie_comm_shrink after a fault (docs/RELIABILITY.md): for each case,
 # RUNS jobs of tests/test_shrink under collie run, and the slowest survivor's
 # shrink time of each; prints median and max.

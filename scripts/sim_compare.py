@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """sim_compare.py - `collie sim` against `collie bench`, row by row.
 
     sim_compare.py LABEL MEASURED.csv PREDICTED.csv [FORCED.csv ...]

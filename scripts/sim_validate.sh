@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The simulator's validation (docs/SCALE.md): for each machine, `collie bench
 # --tune` measures its rates once, `collie bench` measures every collective
 # (the library's choice, and each algorithm forced where there is a choice),

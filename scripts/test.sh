@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Quick start, part two: installs what the build needs, builds and runs the tests.
 #   test.sh           the gate, what CI runs (.ci/run): every test but the perf tier,
 #                     in five builds: release with -Werror; AddressSanitizer +

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * deny_cma.c - runs a command where the kernel refuses cross-memory attach,
  * as a container's seccomp profile does: process_vm_readv and

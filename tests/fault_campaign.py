@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """fault_campaign.py - trials of random collectives with one fault each.
 
 Each trial starts a job of fault_worker ranks (tests/fault_worker.c: random

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fault_worker.c - one rank of a fault campaign (tests/fault_campaign.py).
  *

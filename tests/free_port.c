@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* free_port.c - prints a free TCP port on the loopback interface, for the shell tests. */
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # hosts_job.sh - starting one job's ranks on emulated hosts (netns.sh), the
 # way a cluster manager would: each rank gets COLLIE_RANK/SIZE, the
 # rendezvous at host 0, and COLLIE_HOST naming its emulated host (the

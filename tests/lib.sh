@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # lib.sh - helpers for the shell tests: assertions that say what went wrong.
 set -u
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """mitm.py - a man in the middle for the encrypted-link test (test_encrypt.sh).
 
 Runs in a namespace that routes between two emulated hosts, where nftables

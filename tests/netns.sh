@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # netns.sh - emulated hosts for the tests: K network namespaces, each an
 # "host" with its own address, joined by veth pairs to a bridge that lives in
 # a namespace of its own, so that nothing touches the machine's own network.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Whether a host is oversubscribed is judged by the CPUs its ranks may use
 # together, not by one process's affinity: two ranks bound to a core each (as
 # mpirun binds them) have a CPU each and poll; two bound to one core do not;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_arms.c - the learner behind adaptive (src/coll/arms.c) on timings
  * made up to the nanosecond: each arm twice first, the faster after, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_async.c - the asynchronous core beyond what test_coll checks per
  * collective (COLLIE_TEST_NONBLOCKING=1 there).

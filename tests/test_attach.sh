@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Single-copy collectives (allreduce:direct, reduce:direct) and their
 # fallback: where the kernel refuses cross-memory attach (a seccomp profile,
 # tests/deny_cma.c) or COLLIE_CMA=0, every rank agrees to stage through

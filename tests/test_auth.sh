@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The token handshake: a process that cannot prove it knows the job's
 # COLLIE_TOKEN is refused with a named error and never joins; the job goes on
 # with the real rank.  No token at all works, with a warning.

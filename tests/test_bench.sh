@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # collie bench: the check finds wrong results, every collective and dtype
 # checks clean, CSV/JSON hold every row, MLBench sizes, the MPI baseline and
 # the plot (each where its package is installed; said so when skipped).

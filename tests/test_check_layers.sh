@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/check_layers.sh passes on the tree, and fails, naming the file and
 # the rule, on each kind of upward include planted in a copy of it.
 src=$1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_coll.c - one collective, every dtype x op x count x in-place form
  * (from 1M elements fewer: ALL_OPS_BELOW), on the ranks `collie

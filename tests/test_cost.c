@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_cost.c - the cost model (src/coll/cost.c) against hand-computed
  * values, the choice against every candidate's cost, and the machine

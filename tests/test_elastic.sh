@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Surviving failures in collie train:
 #  - elastic: a rank SIGKILLed mid-training at 4 ranks (rank 2, then rank 0,
 #    the one that reports); the 3 survivors shrink, regroup and reach the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Encrypted links (COLLIE_ENCRYPT=1) under a man in the middle: two emulated
 # hosts whose traffic is routed through a third namespace, where nftables
 # hands every connection from host 1 to host 0 to tests/mitm.py, which

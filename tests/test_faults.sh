@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A fault campaign (tests/fault_campaign.py) as a test: TRIALS trials of
 # random collectives with one fault each, on one host (4 ranks) or on three
 # emulated hosts with ranks 2,1,1 (needs root; skipped otherwise).  Fails

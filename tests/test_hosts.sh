@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Collectives across emulated hosts (network namespaces on a bridge): every
 # collective, every dtype and op (SUM and AVG at 1M elements), in and out of
 # place, checked element by element, over several placements of ranks on 2-4

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Failures across emulated hosts: a host whose link goes down mid-collective
 # makes every rank, on every host, return a named error within COLLIE_TIMEOUT
 # (no hang); a rank with the wrong token is refused and never joins; user

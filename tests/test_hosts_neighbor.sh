@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Neighbour averaging and windows across emulated hosts (netns.sh), uneven
 # hosts too: every scenario given of test_neighbor or test_window, each rank
 # checking its result exactly, over TCP between hosts and shared memory within.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # collie info: version, detection, the whole configuration table; bad and unknown variables.
 collie=$1
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # cmake --install gives a working package: an outside program builds against it
 # with pkg-config (shared and static) and with CMake's find_package(collie),
 # and runs under the installed collie run; the shared library exports

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # collie_init understands the variables of torchrun, Open MPI, MPICH and Slurm:
 # start 3 ranks by hand with each launcher's variables and run real collectives.
 collie=$1 prog=$2 port_prog=$3

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # collie run: environment, exit codes, stopping the job when a rank fails,
 # signal forwarding, output tagging, usage errors.
 collie=$1

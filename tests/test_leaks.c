@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_leaks.c - a communicator's whole life, many times in one process:
  * init, an allreduce, a non-blocking allreduce (the asynchronous core's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The measuring tool measures collie, nothing else: `collie` and libcollie link
 # no BLAS and no zlib (collie-train does, as its own executable), and a
 # `collie bench` rank runs no thread of its own and maps no BLAS library

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Absurd settings: each either fails init on every rank with a message that
 # names the variable, or is shrugged off (clamped, or harmless) and the job
 # computes exact results; none hangs (each job runs under a 60 s limit).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The links between hosts, measured at init for the cost model (COLLIE_NET_PROBE):
 # on two "hosts" of one machine (COLLIE_HOST over loopback), the measurement
 # is made, logged and used, and every setting that names the rates wins over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_link_rate.c - the bandwidth probe's decisions (src/coll/link_rate.c)
  * on series recorded on emulated hosts (tests/netns.sh, tc tbf, buckets of

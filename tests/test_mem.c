@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_mem.c - collie_mem_alloc and collie_mem_free: the arguments they
  * refuse, and single copies from peers' segments that stay exact while

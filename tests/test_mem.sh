@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # collie_mem_alloc's segments: peers copy from them through their own
 # mappings (the INFO line at the end counts the bytes of each path), results
 # stay exact while segments come and go (test_mem.c), and where single copies

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_mlp.c - the MLP's gradients against central finite differences, for
  * every layer's weights and biases, with and without hidden layers, softmax

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_move.c - two ranks that the scheduler put on one CPU are split again
  * every time, not once per 10 ms.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_neighbor.c - neighbour averaging across real ranks: every rank
  * computes, from every rank's input, the result the formula gives and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_reduce.c - the reduction kernels and float16/bfloat16 conversions,
  * against independent references: the compiler's _Float16 conversions

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_rings.c - a rank's shared-memory rings are in its page tables from
  * init (shm.c's populate_rings): the resident set of the host's segment

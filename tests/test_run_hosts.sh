@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # collie run -H across emulated hosts: a stand-in for ssh (--rsh) enters the
 # host's network namespace, so the launcher's remote path runs for real: rank
 # placement, the token through stdin, tagged output, and a failing rank

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_schedule.c - the learning-rate schedule: scaling, warm-up, decay on plateau. */
 #include <math.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_seal.c - the sealed records of encrypted links (src/core/seal.h),
  * over socketpairs in one process: every byte comes back as it was sent,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_segment.c - the host's shared segments (core/segment.c): a segment
  * made in one process and mapped in another holds the same bytes both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_shrink.c - collie_comm_shrink on real processes (run by
  * test_shrink.sh under collie run, which lets the victims die):

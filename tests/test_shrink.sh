@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # collie_comm_shrink on real processes: test_shrink.sh COLLIE PROG N SCENARIO [VICTIMS...]
 # runs PROG SCENARIO VICTIMS on N ranks under collie run.  A victim that dies
 # by SIGKILL (its own, or the survivors' for a stopped one) reports 0, so that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A rank SIGKILLed mid-job: the others return PEER_LOST (no hang) and nothing is
 # left in /dev/shm.  The killed rank runs under a shell that reports 0 when it
 # died by SIGKILL, so that collie run does not stop the others first.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # collie sim and collie bench --tune, end to end: stored tables for one and
 # two hosts, 65,536 ranks in seconds, the same algorithm as the library logs
 # at INFO for the same job, the description file round trip through --tune,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/sim_compare.py on stored rows: the error per row, whether the model's
 # pick is the fastest measured, and whether it measured within 10% of it.
 #   test_sim_compare.sh SCRIPT DATA_DIR

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # COLLIE_TIMELINE: each rank writes a Chrome trace, `collie timeline` merges
 # them, and the result parses as JSON and holds every operation: the fusion
 # scenario's calls (68 one by one, then the same grouped: the small ones fused

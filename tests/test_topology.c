@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_topology.c - the virtual topologies: neighbours and weights of every
  * builder, exact one-step averages, the check (regular, stochastic, rho), and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # collie train: k ranks x batch b match 1 rank x batch kb step for step, for
 # every optimizer; reports, early stop at the target, compressed gradients;
 # clear errors for missing and corrupt data files.

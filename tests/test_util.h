@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_util.h - shared helpers of the multi-rank tests: init, checks, values. */
 #ifndef COLLIE_TEST_UTIL_H
 #define COLLIE_TEST_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_window.c - one-sided neighbour windows across real ranks: deposits,
  * gets and updates against neighbor_allreduce on the same data (the same

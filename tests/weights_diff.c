@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* weights_diff.c - the largest absolute difference between two float32 files of equal length. */
 #include <math.h>
 #include <stdio.h>

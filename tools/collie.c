@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* collie.c - the `collie` command: dispatches to its subcommands. */
 #include <errno.h>
 #include <limits.h>

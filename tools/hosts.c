@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* hosts.c - host lists and remote command lines for `collie run -H` (hosts.h). */
 #define _GNU_SOURCE
 #include "hosts.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hosts.h - `collie run -H host:slots,...` and `--hostfile`: the host list,
  * which host each rank runs on (hosts filled in order, as mpirun and

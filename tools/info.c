@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * info.c - `collie info`: the version, what the library detects on this host
  * (or in the job it runs in), the algorithms and which of them the job would

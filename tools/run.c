@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * run.c - `collie run -n N [--tag-output] [--] PROGRAM [ARGS...]`: starts N
  * ranks of PROGRAM on this host with COLLIE_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sim.c - `collie sim COLL`: the table `collie bench` would print, predicted
  * by the library's own cost model (src/coll/cost.c) for any machine, at any

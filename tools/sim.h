@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sim.h - `collie sim`: the library's cost model as a simulator (tools/sim*.c). */
 #ifndef COLLIE_TOOLS_SIM_H
 #define COLLIE_TOOLS_SIM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sim_machine.c - the machine `collie sim` predicts: a description file
  * (--machine, as `collie bench --tune` writes it), then the options that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sim_train.c - `collie sim train`: a data-parallel step predicted at any
  * scale.  A step is compute (a third forward, two thirds backward) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * timeline.c - `collie timeline FILE`: merges the per-rank traces that
  * COLLIE_TIMELINE=FILE wrote (FILE.rank0.json, FILE.rank1.json, ...) into

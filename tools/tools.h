@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tools.h - the subcommands of `collie`; each returns the process exit code.
  * `collie bench` is declared with its own module (bench/bench.h).

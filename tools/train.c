@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * train.c - `collie train MODEL`: data-parallel training of an MLP or a
  * logistic regression on Fashion-MNIST (or any MNIST-format directory, or

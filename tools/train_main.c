@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* train_main.c - the collie-train executable, which `collie train` runs (tools/collie.c). */
 #include "tools.h"
 

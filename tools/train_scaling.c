@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * train_scaling.c - `collie train ... --scaling 1,2,4,8` and `--plot`: the
  * driver runs the same job at each rank count, reads back what rank 0 of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* train_scaling.h - reporting several `collie train` runs: the scaling table and the plot. */
 #ifndef COLLIE_TRAIN_SCALING_H
 #define COLLIE_TRAIN_SCALING_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check.h - how the training loop reports a failed collie call. */
 #ifndef COLLIE_TRAIN_CHECK_H
 #define COLLIE_TRAIN_CHECK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* checkpoint.c - the training state as one blob, and its file (checkpoint.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "checkpoint.h"

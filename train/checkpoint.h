@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * checkpoint.h - a training run's whole state in one blob: the position in
  * the data, the learning-rate schedule, the dropout stream, the model and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dataset.c - IDX (MNIST format) loading through zlib, a synthetic set, shuffling. */
 #include "dataset.h"
 

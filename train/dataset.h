@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dataset.h - training data in memory: n samples of dim float features in
  * [0, 1] (row-major) and a class label each.  Loaded from MNIST-format IDX

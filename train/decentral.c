@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* decentral.c - decentralized training's averaging steps (decentral.h). */
 #include "decentral.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * decentral.h - decentralized training (BlueFog's model): no gradient
  * allreduce; each rank updates its own model with its own gradient and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mlp.c - forward and backward passes; matrix products by OpenBLAS (cblas_sgemm). */
 #include "mlp.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mlp.h - a multilayer perceptron for classification: Linear layers with
  * ReLU and (inverted) dropout between them, softmax cross-entropy on top; a

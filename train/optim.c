@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* optim.c - SGD with momentum / Nesterov / weight decay (PyTorch's formulation), and Adam. */
 #include "optim.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* optim.h - optimizers over a flat parameter buffer: SGD (momentum, Nesterov, weight decay), Adam. */
 #ifndef COLLIE_TRAIN_OPTIM_H
 #define COLLIE_TRAIN_OPTIM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* schedule.c - linear scaling, warm-up and decay on plateau (see schedule.h). */
 #include "schedule.h"
 

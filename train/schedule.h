@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * schedule.h - the learning rate over a run: the linear scaling rule, a
  * linear warm-up, and decay on plateau (PyTorch's ReduceLROnPlateau in "min"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* trainer.c - the data-parallel training loop and its measurements. */
 #define _POSIX_C_SOURCE 200809L
 #include "trainer.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * trainer.h - synchronous data-parallel SGD over collie: every rank computes
  * the gradient of its slice of each global batch; each layer's gradients are

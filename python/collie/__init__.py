@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """collie from Python: collectives on numpy arrays and CPU torch tensors, zero-copy.
 
     import collie, numpy as np

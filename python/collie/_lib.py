@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The C library under the package: finding libcollie.so and declaring its calls.
 
 No compiled extension: ctypes calls the library's C API (include/collie.h),

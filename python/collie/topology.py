@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Virtual topologies and schedules for decentralized averaging (include/collie.h).
 
     topo = collie.Topology("exponential", comm.size, 2)     # or ring, mesh, star, full, ...

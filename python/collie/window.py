@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """One-sided neighbour windows (collie_win in include/collie.h): BlueFog's
 win_create / win_put / win_accumulate / win_get / win_update, and push-sum.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * api.h - what the public calls of src/api/ share: the description of the
  * last failure that had no communicator to hold it.

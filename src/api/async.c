@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * async.c - the lanes of async.h: queues, their threads, and waiting on
  * requests.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * async.h - the asynchronous core: requests, and the two lanes of a
  * communicator that run them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll.c - the public collectives and point-to-point calls.  Each fills one
  * descriptor and enters run(), the single checked path: argument checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * compress.c - collie_[i]allreduce_compressed: float32 in and out, float16
  * or bfloat16 on the wire.  The inputs are rounded to the wire type (the

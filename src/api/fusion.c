@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fusion.c - the carrier of a fused group (async.h): the members' inputs
  * packed into one buffer in call order, one allreduce in place, the results

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * init.c - the communicator's life cycle and getters: collie_init() builds
  * the layers bottom-up (configuration, identity, rendezvous, host table,

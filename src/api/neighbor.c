@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * neighbor.c - the neighbour operations' public calls: this rank's part of
  * a step (a topology's, or lists given per call) is checked and made into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * schedule.c - dynamic schedules: one topology per step, built once with
  * collie_topology_from_edges (include/collie.h describes each kind).  Every

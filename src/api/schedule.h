@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * schedule.h - what the schedules' builders share (schedule.c: the one-peer
  * schedules and the names; schedule_hosts.c: the host-aware ones).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * schedule_hosts.c - the host-aware one-peer schedules (collie.h's
  * collie_host_schedule_kind): each step, one gateway per host talks across

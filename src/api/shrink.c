@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shrink.c - collie_comm_shrink: the survivors of a failure agree on who is
  * left and build a communicator of exactly those (ULFM's MPI_Comm_shrink).

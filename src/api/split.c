@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * split.c - collie_comm_split: two allgathers over the parent (every rank's
  * color and key; then each new group's unique id, drawn by its new rank 0),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * timeline.c - the trace of timeline.h, written as a JSON array of trace
  * events ("[" then events separated by ",\n" then "]"): a process that dies

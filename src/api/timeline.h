@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * timeline.h - COLLIE_TIMELINE=FILE: every operation of this process as
  * Chrome trace events (chrome://tracing, Perfetto), one file per process,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tools_api.c - tools_api.h: answers for `collie info` and `collie bench`. */
 #include <stdlib.h>
 #include <string.h>

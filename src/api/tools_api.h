@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tools_api.h - the small internal API that the `collie` command (tools/)
  * uses beyond collie.h: what `collie info` shows, which algorithm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topology.c - virtual topologies for decentralized averaging: the builders
  * (include/collie.h names each graph), their default weights, and the check.

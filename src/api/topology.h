@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topology.h - what the neighbour operations (neighbor.c) read of a
  * topology: one rank's part of it, as the plan the algorithm runs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * window.c - one-sided neighbour windows (collie.h's collie_win): making
  * and freeing one, and what it reports.  Creation splits off the window's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * window.h - a one-sided neighbour window (collie.h's collie_win): the
  * state its public calls (window.c) and its service thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * window_data.c - what moves a window's data: deposits (put, accumulate),
  * gets, fences, and the local combines (update, collect).  A neighbour on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * window_service.c - a window's thread: it hears every neighbour of the
  * window at once (one posted receive each), takes the deposits of the

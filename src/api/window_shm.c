@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * window_shm.c - a window's mailboxes for the in-neighbours on its own host,
  * in shared memory: each rank's segment (a memfd, which peers reach through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * adaptive.c - large messages on one host where the machine's placement of
  * CPUs decides the algorithm: the window (twoshot.c, the staged ones) while

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * algo.h - the algorithms, each in its own file, and how one is chosen.
  *

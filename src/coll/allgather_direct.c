@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather_direct.c - allgather in one copy: every rank reads each peer's
  * block straight from the peer's send buffer into its own output

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather_staged.c - allgather through the window: per round every rank
  * stages a piece of its block, one sync, every rank copies all pieces out.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoall_direct.c - alltoall in one copy: every rank reads its block of
  * each peer's send buffer straight into its own output (transport/shm.h's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoall_pairwise.c - alltoall in n-1 exchanges: at step k every rank
  * sends its block for rank me+k while receiving rank me-k's block for it, so

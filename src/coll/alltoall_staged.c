@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoall_staged.c - alltoall through the window: per round every rank
  * stages the same window of each of its n blocks, one sync, and rank r

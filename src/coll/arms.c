@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * arms.c - two algorithms for one collective and size, timed where they run,
  * and the one the next call should run.

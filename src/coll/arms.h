@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * arms.h - which of two algorithms runs a collective of one size, learned
  * by timing both where they run (arms.c; adaptive.c is its user).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * barrier_dissemination.c - the dissemination barrier: in round k every
  * rank signals rank me+2^k and waits for rank me-2^k; after ceil(log2 n)

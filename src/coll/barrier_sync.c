@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* barrier_sync.c - barrier: one sync of the window, which every rank must reach. */
 #include "../transport/shm.h"
 #include "algo.h"

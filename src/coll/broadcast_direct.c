@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * broadcast_direct.c - broadcast in one copy: the ranks copy between their
  * own buffers where the user keeps them (transport/shm.h's cross-memory

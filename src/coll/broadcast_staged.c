@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * broadcast_staged.c - broadcast through the window: per round, the root
  * stages a slot-sized piece of its buffer, one sync, every other rank copies

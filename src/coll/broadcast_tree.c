@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * broadcast_tree.c - broadcast as a binomial tree over every rank: in step k
  * each rank that has the data sends it 2^k ranks further (counted from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cost.c - cost.h: every algorithm's time on a machine.  Each function
  * follows its algorithm's file step by step; `s` is the call's bytes as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cost.h - the cost model: the time each algorithm takes on a machine.  One
  * model, two users: select.c, which runs the cheapest algorithm on the job's

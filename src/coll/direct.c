@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * direct.c - allreduce and reduce in one copy: ranks read and write each
  * other's buffers where the user keeps them (transport/shm.h's cross-memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * exchange.c - the step every point-to-point reduction is made of: send a
  * range to one member while receiving another's copy of a range and

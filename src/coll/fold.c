@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fold.c - fitting a group that is not a power of two to the algorithms that
  * need one (recursive doubling, Rabenseifner), as MPICH does: of the first

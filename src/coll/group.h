@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * group.h - the ranks a point-to-point algorithm runs among: every rank
  * (flat algorithms), or one rank per host (the cross-host step of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hierarchical.c - allreduce across hosts that keeps the slow links busy and
  * the fast ones local: per chunk of the input (one staging slot),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hierarchical_neighbor.c - decentralized averaging between hosts, each
  * host's ranks acting as one node of a topology over the hosts (op->nbr,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * link_probe.c - the links between hosts, measured when a communicator that
  * spans hosts is created, so that the cost model chooses for the network it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * link_rate.c - the bandwidth probe's decisions (link_rate.h), apart from
  * its transfers so that they can be tested on series recorded where they

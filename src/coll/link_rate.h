@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * link_rate.h - the bandwidth of a link from series of timed transfers:
  * which size the probe sends next and when it has its rate (link_rate.c;

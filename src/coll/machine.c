@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * machine.c - cost.h's machine description: its defaults, and the file that
  * `collie bench --tune` writes and COLLIE_MACHINE and `collie sim --machine`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * neighbor_allreduce.c - one step of decentralized averaging (core/op.h's
  * plan): every rank sends its data to its out-neighbours and combines what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * oneshot.c - allreduce and reduce for small messages: every rank copies its
  * input into its slot once, one sync, then each receiving rank reduces all

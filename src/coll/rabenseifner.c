@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rabenseifner.c - allreduce for the middle sizes: a reduce-scatter by
  * recursive halving, then an allgather by recursive doubling (Rabenseifner,

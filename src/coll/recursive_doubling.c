@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * recursive_doubling.c - allreduce for small messages: log2(n) steps, each
  * exchanging the whole buffer with the member whose number differs in one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * reduce_scatter_direct.c - reduce_scatter in one copy: rank r reads block
  * r of every peer's send buffer (transport/shm.h's cross-memory attach) a

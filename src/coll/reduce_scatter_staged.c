@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * reduce_scatter_staged.c - reduce_scatter through the window: per round
  * every rank stages the same window of each of its n blocks, one sync, and

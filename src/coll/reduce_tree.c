@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * reduce_tree.c - reduce as a binomial tree over messages, broadcast_tree's
  * mirror: in step k every rank whose number (counted from the root) has bit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ring.c - the ring: reduce-scatter then allgather around the members of a
  * group, each step sending one block to the next member while receiving one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * select.c - which algorithm runs: the one COLLIE_ALGO names, else the one
  * the cost model (cost.h) predicts fastest on this communicator's machine:

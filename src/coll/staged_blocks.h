@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * staged_blocks.h - packing a window of every block into one slot, for the
  * collectives whose input is one block per rank (reduce_scatter, alltoall).

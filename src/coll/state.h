@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * state.h - what the collective layer keeps per communicator (comm->coll):
  * the algorithms COLLIE_ALGO forces, the last choice per collective, adaptive's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * twoshot.c - allreduce and reduce for large messages: reduce-scatter then
  * gather, through the slots, one slot-sized chunk per round.

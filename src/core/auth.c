@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* auth.c - the token challenge-response of auth.h, on OpenSSL's HMAC-SHA256. */
 #include "auth.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * auth.h - every TCP connection between ranks (the rendezvous and the data
  * connections) starts with a challenge-response that proves both ends know

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bootstrap.c - the rendezvous: a star of TCP connections centred on rank 0,
  * used only while setting up (and to exchange small tables).  Every frame

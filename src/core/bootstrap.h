@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bootstrap.h - how ranks find each other: identity from the environment, a
  * TCP rendezvous at rank 0, and the small star-shaped exchanges (allgather,

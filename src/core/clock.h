@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* clock.h - the one clock every deadline and measurement in libcollie reads. */
 #ifndef COLLIE_CLOCK_H
 #define COLLIE_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * comm.c - the communicator's core state: creating and freeing it, the host
  * table, scratch, and recording failures.

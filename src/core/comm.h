@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * comm.h - the communicator's state (opaque outside the library) and the
  * error discipline every module follows: the function that first decides

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.c - parses the configuration table (config.h) once per process.
  * With identity.c (the launchers' variables, COLLIE_RANK/SIZE/... among

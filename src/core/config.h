@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.h - the one configuration table: every COLLIE_* variable, its type,
  * default and meaning.  Read once per process, printed by `collie info`.

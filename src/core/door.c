@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* door.c - every rank's listener for the survivors of a failure (door.h). */
 #include "door.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gate.c - many connections through the token handshake at once (gate.h).
  *

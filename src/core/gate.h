@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gate.h - the accepting side of a listener (the rendezvous at rank 0, and
  * every rank's listener for its peers on other hosts).  A connection passes

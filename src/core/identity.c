@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * identity.c - who this rank is and where rank 0 listens, from the variables
  * of whichever launcher started the process.  Besides config.c, the only

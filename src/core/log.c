@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* log.c - leveled logging; one line per message, written with a single write(2). */
 #include "log.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* log.h - leveled logging to stderr, filtered by COLLIE_DEBUG. */
 #ifndef COLLIE_LOG_H
 #define COLLIE_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* op.c - names of collectives, dtypes and ops, and descriptor formatting. */
 #include "op.h"
 

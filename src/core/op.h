@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * op.h - what one call asks for: the descriptor every rank publishes so that
  * its peers can check they are in the same operation with the same arguments.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * seal.c - the records of seal.h on OpenSSL's AES-256-GCM, keys from HKDF.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * seal.h - encrypted links (COLLIE_ENCRYPT=1): every byte a connection
  * between hosts carries after its token handshake (auth.h) travels in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * segment.c - memfd segments shared between the processes of one host.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * segment.h - memory that the ranks of one host map from each other: a
  * memfd that its owner keeps open, reached by a peer through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sock.c - TCP helpers for the bootstrap: connect with retry, I/O under a deadline. */
 #define _GNU_SOURCE
 #include "sock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sock.h - blocking TCP helpers where every call has a deadline. */
 #ifndef COLLIE_SOCK_H
 #define COLLIE_SOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * status.c - names and messages of collie_status (from COLLIE_STATUS_MAP),
  * the version and the clock: the calls that need no communicator.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* status.h - collie_status for logs (the public header has the messages). */
 #ifndef COLLIE_STATUS_H
 #define COLLIE_STATUS_H

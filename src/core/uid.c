@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * uid.c - drawing unique ids (uid.h) and keeping their listeners until
  * rank 0 adopts them.

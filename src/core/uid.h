@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * uid.h - what a collie_unique_id holds (NCCL's unique-id pattern): where
  * the new communicator's rank 0 listens, and a fresh secret that every

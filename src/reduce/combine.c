@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * combine.c - the weighted combination of neighbour averaging:
  *     dst = self_w * x + w[0] * ys[0] + ... + w[n-1] * ys[n-1]

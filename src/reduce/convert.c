@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * convert.c - float32 <-> float16 / bfloat16 over arrays: the reduction
  * kernels' converters, and collie_convert() for callers (the compressed

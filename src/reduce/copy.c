@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* copy.c - copies through the cache with vector loads and stores (copy.h). */
 #include "copy.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * copy.h - the library's copies of data through the cache: into and out of
  * the shared-memory slots and rings, and between a call's buffers.

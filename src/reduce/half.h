@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * half.h - float16 and bfloat16 <-> float32, round to nearest even, written
  * without branches so that loops over arrays of them vectorise.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* reduce.h - element-wise reduction kernels over any number of sources. */
 #ifndef COLLIE_REDUCE_H
 #define COLLIE_REDUCE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* stream.c - non-temporal copies (see stream.h). */
 #include "stream.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stream.h - copying into memory that will not be read again soon (a large
  * collective's output) with non-temporal stores: they skip the read for

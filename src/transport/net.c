@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * net.c - the TCP connections between ranks on different hosts (net.h).
  *

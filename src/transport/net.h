@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * net.h - TCP between ranks on different hosts: the connections (net.c) and
  * the data path (tcp.c).

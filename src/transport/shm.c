@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm.c - the shared-memory transport: the host's segment (creating and
  * opening it), the staging window with its per-round sync, the abort record,

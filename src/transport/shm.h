@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm.h - what the algorithms (src/coll/) see of the shared-memory
  * transport: the staging "window" that host-local algorithms work on.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_attach.c - single copies between the ranks of one host.  Linux
  * cross-memory attach (process_vm_readv, _writev) copies between a peer's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_layout.h - the shared-memory segment of one host, private to
  * src/transport/shm*.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_mem.c - memory that the ranks of a host map from each other
  * (collie_mem_alloc, as NCCL's ncclMemAlloc).  Each segment is a memfd of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_wait.c - waiting on a one-writer flag in shared memory.
  *

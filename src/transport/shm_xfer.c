@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_xfer.c - messages (wire.h) between ranks of one host: a byte ring per
  * ordered pair and channel, moved without blocking.  The header and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tcp.c - the data path across hosts: messages (xfer.h) on non-blocking
  * sockets, striped over the pair's connections, moved by the calling thread.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * transport.c - the registry of transports: which exist in this build, which
  * one carries each peer (the first in order of preference that reaches it,

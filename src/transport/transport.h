@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * transport.h - the interface every transport implements (shared memory
  * within a host, TCP across hosts), and the registry that opens them and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wire.c - the wire header of wire.h: writing it from the call in flight,
  * and the one check every transport applies to a header it received.

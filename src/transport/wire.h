@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wire.h - what travels between ranks in a message, and what a transport
  * needs to move one: the wire header, the transfer with its stripes, and the

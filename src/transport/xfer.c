@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * xfer.c - the message engine of xfer.h: driving several transfers at once
  * on whatever transports they use.

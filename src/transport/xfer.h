@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * xfer.h - the message engine: the one path for messages between ranks over
  * any transport, for the algorithms that work point-to-point (ring,

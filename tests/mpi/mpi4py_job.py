@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """An mpi4py script nobody wrote for collie: Allreduce, Bcast, Allgather and Alltoall on
 numpy arrays.  Rank 0 prints one digest of every result per rank (so a run with
 libcollie-mpi.so preloaded can be compared with one without), and with --time

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs an MPI program under Open MPI's mpirun, with libcollie-mpi.so preloaded
 # or not; exits 77 (skipped) without mpirun.
 #   run.sh LIBCOLLIE_MPI|none N PROGRAM ARGS...

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # collie-bench-mpi, an MPI program collie did not adapt, with libcollie-mpi.so
 # preloaded: every collective and dtype it measures checks clean, in and out
 # of place, at 2 and 3 ranks (collie bench --mpi-preload).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A rank SIGKILLed amid allreduces under the interposer: the job ends with an
 # error well within the timeout, no rank is left running, and /dev/shm holds
 # nothing of it.

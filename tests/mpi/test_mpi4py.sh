@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian's mpi4py under the interposer: the same digests per rank as without
 # it, and collie ran the script's collectives (its finalize report says so).
 #   test_mpi4py.sh LIBCOLLIE_MPI

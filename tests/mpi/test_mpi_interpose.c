@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_mpi_interpose.c - an ordinary MPI program that checks libcollie-mpi.so
  * when it is preloaded: every interposed collective's result equals, byte

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # When collie cannot start (here: rank 0 is told to listen on an interface
 # that does not exist), the program runs on MPI alone, every check passes,
 # and one line says why.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs a Python test under a launcher, with Debian's python3 (which has torch)
 # and the library of this build; exits 77 (skipped) where /usr/bin/python3
 # lacks torch or numpy (scripts/deps.sh --test installs them).

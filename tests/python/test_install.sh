@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pip install --no-deps --no-build-isolation ./python` from a copy of the
 # source tree: the package lands with its own libcollie.so (built by CMake),
 # and a job that imports it from there works.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """collie as a torch.distributed backend, checked against Gloo in the same job.
 
     collie run -n N /usr/bin/python3 tests/python/test_torch.py SCENARIO

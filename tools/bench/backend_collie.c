@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* backend_collie.c - the bench backend over libcollie. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend_gloo.cc - collie-bench-gloo: the same sweep as `collie bench`, with
  * Gloo's collectives over its TCP transport -- what torch.distributed's Gloo

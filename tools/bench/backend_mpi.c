@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend_mpi.c - collie-bench-mpi: the same sweep as `collie bench`, with
  * MPI's collectives.  `collie bench --baseline mpi` launches it with mpirun

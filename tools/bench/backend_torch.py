@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """backend_torch.py - `collie bench --baseline torch`: one rank of the
 torch.distributed measurement.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench.h - `collie bench`: the measuring core shared by the collie command
  * and the baseline programs (collie-bench-mpi, collie-bench-gloo).

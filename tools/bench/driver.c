@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver.c - `collie bench`.  Inside a job (collie run, torchrun, mpirun,
  * srun) it is one rank of the measurement.  Outside one, with -n N, it is the

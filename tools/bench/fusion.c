@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fusion.c - `collie bench fusion`: a training step's gradient allreduces,
  * one call per tensor, against the same calls fused (collie_group_start/end,

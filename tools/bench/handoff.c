@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * handoff.c - the machine's CPU-to-CPU latency, probed between the sizes of
  * a sweep.  On a virtual machine the host may run the vCPUs on cores that

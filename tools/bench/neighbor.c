@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * neighbor.c - collie bench's neighbour operations: one step of --topology's
  * schedule per call, and the formula the last step must have given.

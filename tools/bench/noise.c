@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * noise.c - `collie bench --noise N`: N threads in every rank that compute
  * without pause, as the intra-op pool of PyTorch (OpenMP) or an OpenBLAS pool

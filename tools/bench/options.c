@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* options.c - the command line of collie bench (shared with collie-bench-mpi), names, sizes. */
 #include <errno.h>
 #include <limits.h>

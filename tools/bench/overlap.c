@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * overlap.c - `collie bench overlap`: how much of an allreduce hides behind
  * computation.  For each size, on every rank: T_comm, the non-blocking

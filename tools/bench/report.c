@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * report.c - what collie bench shows: the nccl-tests table (with the
  * baseline and a ratio column when there is one), CSV, JSON and a gnuplot

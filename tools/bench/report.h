@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* report.h - printing and writing bench results; the memory-bandwidth floor. */
 #ifndef COLLIE_BENCH_REPORT_H
 #define COLLIE_BENCH_REPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * report_async.c - the tables of `collie bench overlap` and `collie bench
  * fusion`: collie beside the baseline, per size (overlap) or per step

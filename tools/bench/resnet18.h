@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * resnet18.h - the number of floats in each of ResNet-18's 62 parameter
  * tensors, in the order of model.parameters() (11,689,512 in all): the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rows_io.c - rows as tab-separated lines, how measuring jobs hand them to the driver. */
 #include <stdlib.h>
 #include <string.h>

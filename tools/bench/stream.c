@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stream.c - this host's memory bandwidth, the way STREAM measures it: copy
  * (a = b: 16 bytes per element) and triad (a = b + s*c: 24 bytes), arrays

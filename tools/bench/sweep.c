@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sweep.c - the measurement loop: for every size, warm up, time each of
  * --iters operations on every rank (those under 2 us a batch at a time),

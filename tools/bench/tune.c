@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tune.c - `collie bench --tune FILE`: measures the cost model's rates on
  * this job's machine and writes its description (src/coll/cost.h), which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* launch.c - starting a job of `collie` ranks from a subcommand, and knowing when we are one. */
 #define _GNU_SOURCE
 #include "launch.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* launch.h - what the subcommands that start their own jobs (bench, train) share. */
 #ifndef COLLIE_TOOLS_LAUNCH_H
 #define COLLIE_TOOLS_LAUNCH_H

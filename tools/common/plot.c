@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* plot.c - see plot.h. */
 #include "plot.h"
 

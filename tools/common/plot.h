@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* plot.h - drawing with gnuplot: FILE.png from FILE.png.dat and FILE.png.gp, written beside it. */
 #ifndef COLLIE_TOOLS_PLOT_H
 #define COLLIE_TOOLS_PLOT_H

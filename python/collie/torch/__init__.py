@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """collie as a torch.distributed backend: ``import collie.torch``, then
 
     dist.init_process_group("collie")            # instead of "gloo"; env:// or a store

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The A6000 study (../shared/seeds, Banerjee and Shah), reproduced on collie and Gloo side by
 side: a frozen feature extractor with a trainable 4096-4096-10 classifier, trained data-
 parallel on Fashion-MNIST, timing computation and communication per iteration.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Horovod's / BlueFog's synthetic benchmark, with native DDP on Gloo beside collie in the
 same processes, interleaved:
 

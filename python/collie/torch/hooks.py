@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """DDP communication hooks whose compression happens in collie, on the wire.
 
     from collie.torch import hooks

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """BlueFog's neighbour optimizers on collie: decentralized training in PyTorch.
 
     opt = collie.torch.NeighborOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),

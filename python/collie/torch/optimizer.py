@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Horovod's DistributedOptimizer on collie: data parallelism without DDP.
 
     opt = collie.torch.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1))

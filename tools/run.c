@@ -154,9 +154,8 @@ static const char *local_place(const struct job *job, int r, int *local_rank, in
  * CPUs collie run may use by a whole multiple k, local rank i is pinned to
  * CPU i / k of them.  Unpinned, the balancer moves ranks that hand a CPU
  * back and forth mid-run, and runs of one job differ: 4 ranks on 2 CPUs, ten
- * runs each, 8-byte allreduce 2.97-5.26 us unpinned, 2.87-3.28 pinned
- * (docs/PERFORMANCE.md).  With a CPU or more per rank nothing is pinned: a
- * rank's compute pool needs those cores, and the waiting moves a rank that
+ * runs each, 8-byte allreduce 2.97-5.26 us unpinned, 2.87-3.28 pinned.
+ * With a CPU or more per rank nothing is pinned: a rank's compute pool needs those cores, and the waiting moves a rank that
  * keeps sharing one (shm_wait.c).  Nor with an uneven split: a CPU holding
  * one rank more than another would pace the whole job.
  */

@@ -7,13 +7,13 @@
  *
  * A virtual machine's vCPUs may run on cores that share a last-level cache
  * (a cache line moves between them in about 40 ns) or on cores that do not
- * (about 165 ns), and the host moves them at any time (docs/PERFORMANCE.md,
- * the measurement issue).  The window hands every byte from core to core
- * through the slots, and is 3x slower far apart; single copies cross memory
- * once and do not notice.  Measured at 2 ranks, allreduce of 16 and 64 MiB:
- * twoshot 3.1 / 13.0 ms near and 9.5 / 37.3 far, direct 4.1 / 17.8 in
- * both.  Neither is right in both placements, and a cost model on fixed
- * rates cannot see which one the call runs in.
+ * (about 165 ns), and the host moves them at any time.  The window hands
+ * every byte from core to core through the slots, and is 3x slower far
+ * apart; single copies cross memory once and do not notice.  Measured at 2
+ * ranks, allreduce of 16 and 64 MiB: twoshot 3.1 / 13.0 ms near and 9.5 /
+ * 37.3 far, direct 4.1 / 17.8 in both.  Neither is right in both
+ * placements, and a cost model on fixed rates cannot see which one the call
+ * runs in.
  *
  * So the calls measure it.  Every COLLIE__ADAPTIVE_PROBE_NS (a millisecond)
  * at most, a call probes: every rank syncs COLLIE__ADAPTIVE_PROBES times,
@@ -22,7 +22,7 @@
  * sync's own code: a rank preempted in one of them does not count.  Far
  * apart, direct runs: the window is 2-3x slower there, as the model knows.
  * The calls between trust that finding; the host's moves of the vCPUs come
- * seconds apart (docs/PERFORMANCE.md), so a move costs at most a
+ * seconds apart, so a move costs at most a
  * millisecond of calls in the wrong placement.  Near, the placement is not
  * all that decides: between near and far lies a middle state the probe
  * cannot tell from near, where the window won by 1.2-1.6x, and the rate

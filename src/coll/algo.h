@@ -90,7 +90,7 @@ collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, in
  * The same in one copy, reading and writing peers' buffers (shm.h's attach;
  * collie__attach_ok), a piece of COLLIE__DIRECT_PIECE_SLOTS slots / n at a
  * time: larger pieces than a round's take fewer system calls, measured
- * 2-17% faster from 1 MiB up at 2 ranks (docs/PERFORMANCE.md).
+ * 2-17% faster from 1 MiB up at 2 ranks.
  */
 #define COLLIE__DIRECT_PIECE_SLOTS 4
 collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root);

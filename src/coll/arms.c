@@ -9,7 +9,7 @@
  * and cores that do not (adaptive.c tells those two apart in the call), and
  * between them sits a middle state the probe cannot see, where the window
  * ran 1.2-1.6x faster than direct for the reductions at 64 KiB-4 MiB on 2
- * ranks while direct won by 1.5x in the near state (docs/PERFORMANCE.md).
+ * ranks while direct won by 1.5x in the near state.
  * A cross-memory read moved 7-19 GB/s on this machine on different days.
  * No fixed rate predicts that; the call's own time does.
  *

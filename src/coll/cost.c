@@ -82,8 +82,7 @@ static double move(machine *m, double user_beta, double user, double slot)
  * the root's is not spread over them: measured at 4 and 8 ranks on 2 cores,
  * 256 KiB-64 MiB, a twoshot reduce took 0.45-0.84 of a twoshot allreduce's
  * time (17 of 18 rows), where charging the root's copy out to every rank
- * said 1.0 (docs/SCALE.md, *The root alone and the cache on a crowded
- * host*).  A oneshot's root is not alone there: oneshot() says why.
+ * said 1.0.  A oneshot's root is not alone there: oneshot() says why.
  */
 static double alone(machine *m, double user_beta, double user, double slot)
 {
@@ -128,8 +127,7 @@ static double resident_beta(machine *m, double s)
  * where the ranks fit on the cores.  On a crowded host each rank reads all
  * the slots while the ranks that share its core stage their next ones
  * (measured at 4 and 8 ranks on 2 cores, 256 KiB: a oneshot allreduce took
- * 1.6-3.1x twoshot's time, which reads one slice of each slot; docs/SCALE.md,
- * *The root alone and the cache on a crowded host*).
+ * 1.6-3.1x twoshot's time, which reads one slice of each slot).
  */
 static double reduction_beta(machine *m, double s)
 {
@@ -161,7 +159,7 @@ enum shot {
 /*
  * Copy in (read s, write a slot), one sync, reduce n slots into the result.
  * Measured at 2 ranks, a loop of reduces takes half a loop of allreduces'
- * time: its root works alone (docs/PERFORMANCE.md, *Reduce at 2 ranks*).
+ * time: its root works alone.
  */
 static double oneshot(machine *m, double s, enum shot shot)
 {
@@ -196,7 +194,7 @@ static double twoshot(machine *m, double s, int rooted)
  * Alltoall's single copies (shm.h's attach) need the kernel's leave and a
  * peer.  They are offered on a crowded host too: no reduction rides on the
  * window's copies there, and measured at 4, 8 and 16 ranks on 2 cores
- * (docs/PERFORMANCE.md, *Alltoall on a crowded host*) `direct` beat
+ * `direct` beat
  * `staged` by up to 2x from 64-512 KiB to 1-4 MiB, as attach() costs it;
  * beyond, its copies into memory lose (written()).
  */
@@ -205,7 +203,7 @@ static int attach_offered_alltoall(machine *m) { return m->attach && m->ranks_pe
 /*
  * The others' also need ranks that fit on the cores: measured
  * oversubscribed, they are what the model predicts, but twoshot is 2x
- * faster there than the model says (docs/SCALE.md), so comparing the two
+ * faster there than the model says, so comparing the two
  * would choose wrong.
  */
 static int attach_offered(machine *m) { return attach_offered_alltoall(m) && !crowded(m); }
@@ -269,7 +267,7 @@ static double direct(machine *m, double s)
  * `--tune` times), and a copy into memory writes its lines there too, at
  * memory's rate (measured on 2 cores, alltoall of 64 MiB, `direct`: 16.3,
  * 34.6 and 83 ms at 2, 4 and 8 ranks, where the attach rate alone said
- * 11.2, 24 and 50; docs/SCALE.md, *Single copies into memory*).
+ * 11.2, 24 and 50).
  */
 static double written(machine *m, double bytes, double resident)
 {
@@ -350,7 +348,7 @@ static double staged_beta(machine *m, double held)
  * runs one piece ahead: in a loop of calls that fit in the cache, all the
  * way, the root's copy of one call under the others' of the one before;
  * beyond, not all the way: measured at 2 ranks, 64 MiB takes what 1.5 s of
- * memory traffic takes (docs/SCALE.md).  In a call that starts with every
+ * memory traffic takes.  In a call that starts with every
  * rank synced (adaptive's verdict), the root's copy of the first piece runs
  * alone (measured at 2 ranks, 256 KiB: 19 us, where `staged` took 11).
  */
@@ -432,7 +430,7 @@ static double flows(machine *m) { return m->hosts > 1 ? m->ranks_per_host : 1; }
  * slower of the two bounds the call (measured on 2 cores, 4 and 8 emulated
  * hosts: a small call's step 14-20 and 27-47 us where the pair's latency
  * was 4.8 and 7.1; at 1 Gbit/s, 19-25 us where the pair's was 14.2, and the
- * links bound the large calls: docs/SCALE.md).
+ * links bound the large calls).
  */
 static double over_links(machine *m, double steps, double link_bytes)
 {
@@ -518,8 +516,7 @@ static double reduce_ring(machine *m, double s)
  * overlapping it.  Measured at 2 ranks, 64 B: a broadcast took
  * 0.18-0.19 us where the window took 0.39-0.43, 16 KiB
  * 1.1-1.3 against 2.0-2.2; at 4 and 8 ranks on 2 cores, 8-64 KiB:
- * 0.85-5.7 and 0.96-7.6 us, where the window took 4.2-13.4 and 8.7-24.4
- * (docs/PERFORMANCE.md, *Trees that run ahead on a crowded host*).
+ * 0.85-5.7 and 0.96-7.6 us, where the window took 4.2-13.4 and 8.7-24.4.
  *
  * A larger message waits for its receiver to drain the one before: on a
  * host whose ranks outnumber the cores, every step then switches ranks in,
@@ -546,7 +543,7 @@ static int switched(machine *m, double s) { return crowded(m) && !runs_ahead(m, 
  * half of a tuned 0.48 us sync a step said 0.48, 0.72 and 0.96 (host_peer's
  * 0.07 says 0.14, 0.21, 0.28).  A loop's mean is longer, each core making
  * every message of its ranks in turn: 0.20, 0.44-0.45, 0.94-0.99 us, about
- * (n-1) x 0.063 (docs/PERFORMANCE.md, *Trees that run ahead*).
+ * (n-1) x 0.063.
  */
 static double ahead_step(machine *m) { return crowded(m) ? m->host_peer : m->host_alpha / 2; }
 
@@ -587,7 +584,7 @@ static double broadcast_tree(machine *m, double s)
  * and 1.45 ms at 1 MiB, 70 and 165 ms at 64 MiB, where 3.5 s said 0.58
  * and 1.15, 36.9 and 73.7 ms with the default rates, near `twoshot`, and
  * a tuned description chose the tree over `twoshot`'s 1.8 and 4.1 ms at 4
- * MiB; docs/PERFORMANCE.md, *Crowded reduce trees beyond a slot*).
+ * MiB).
  */
 static double reduce_tree(machine *m, double s)
 {

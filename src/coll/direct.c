@@ -18,7 +18,7 @@
  * the ranks.  Two syncs a call, where twoshot takes two per slot-sized
  * chunk; each byte of the user's buffers crosses memory once, and no cache
  * line is handed from core to core: what the window costs in the machine's
- * slow state (docs/PERFORMANCE.md).
+ * slow state.
  */
 #include <stdint.h>
 #include <string.h>

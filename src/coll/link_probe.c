@@ -22,30 +22,16 @@
  *              series, and the fastest median of them counts; one that then
  *              takes under 2 ms doubles on (link_rate.c decides).
  *
- * Why again.  A rank that loses its CPU for a while slows the transfer in
- * flight, and the link's idle meanwhile refills the shaper's bucket, which
- * speeds the next ones past the link's rate: the series dips, and its
- * median can land anywhere (one 128 KB series on a 1 Gbit/s link, where a
- * transfer takes 1.1 ms: 0.09 0.11 0.12 0.33 0.41 0.89 1.78 2.51 2.97 ms).
- * Slow transfers alone do not move the median, nor the dip: such a series
- * counts at once (going again then, on a busy machine, met a while of
- * slower transfers and read 0.065).  On a 1 Gbit/s link whose ranks were
- * stopped 5 ms (and pkill's time) in every 65, one timed transfer read
- * 0.011-0.054 GB/s in 3 of 4 series of ten probes, the median of five
- * 0.093 once in CI, the median of nine 0.096 once in 230 probes (ASan, a
- * 256 KB bucket); going again read 0.118-0.125 in 100 of 100 (512 KB).
- * With a busy loop beside them too and a 256 KB bucket, the median of nine
- * read 0.066-0.092 in 6 probes of 120, going again 0.118-0.127 in 40 of 40
- * (docs/results/link_probe_2026-11-29/).  Nothing changes on a quiet link.
- * (The median of nine also read 0.060 once in CI: the link, not the probe.
- * On a busy machine the emulated hosts' packets can go once a scheduler
- * tick, and tbf's 256 KB bucket then carries 256 KB a tick, 0.066 GB/s:
- * 128 KB transfers take 2 ms, 256 KB ones 4.0.  tc-tbf(8) asks for a bucket
- * of rate/HZ; tests/test_link_probe.sh gives its 1 Gbit/s links 512 KB.
- * No probe can see the link where the ranks themselves wake once a tick:
- * every transfer then takes 4 ms, whatever its size.)
- * About 30-40 ms on a 1 Gbit/s link, 90 on 100 Mbit/s (its first series
- * always dips: tbf's 256 KB bucket lets three of its 64 KB transfers
+ * Why again: a rank that loses its CPU for a while slows the transfer in
+ * flight, and the idle link meanwhile refills the shaper's bucket, which
+ * speeds the next ones past the link's rate, so the series dips and its
+ * median can land anywhere.  Slow transfers alone move neither the median
+ * nor the dip, so such a series counts at once.  With ranks stopped 5 ms in
+ * every 65 on a 1 Gbit/s link, one series' median read 0.066-0.096 GB/s in
+ * 7 probes of 350; going again read 0.118-0.127 in 140 of 140.
+ *
+ * The probe takes 30-40 ms on a 1 Gbit/s link, 90 on 100 Mbit/s (whose
+ * first series always dips: a 256 KB bucket lets three 64 KB transfers
  * through at once) and 55-70 on an unshaped veth.  The result travels to
  * every rank over the bootstrap, so all choose alike.
  * COLLIE_NET_LATENCY_US, COLLIE_NET_BANDWIDTH (each) and COLLIE_MACHINE win
@@ -328,9 +314,9 @@ static collie_status measure(collie_comm *comm)
  * for the last of them.  Measured on 2 emulated hosts at 1 Gbit/s (16 MiB
  * allreduce, 3 rounds alternated): one connection 141.7-143.4 ms, 98-99% of
  * the link both ways; four 150.0-152.4 ms.  Unshaped (1.4-2.4 GB/s between
- * namespaces) four stay: one connection reached half their rate at 1 MiB
- * (docs/PERFORMANCE.md).  The rate is the one the model chooses with
- * (measured, set or described), so every rank decides alike.
+ * namespaces) four stay: one connection reached half their rate at 1 MiB.
+ * The rate is the one the model chooses with (measured, set or described),
+ * so every rank decides alike.
  */
 #define ONE_CONNECTION_BPS 0.5e9
 

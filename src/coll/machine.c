@@ -16,22 +16,22 @@
 #include "cost.h"
 
 /*
- * The machine docs/PERFORMANCE.md describes (2 vCPUs, its fast state): the
+ * The development machine (2 vCPUs, in its fast state): the
  * sync and switch as `collie bench --tune` measured them, the rates fitted to
- * its 64 MiB rows (docs/SCALE.md); COLLIE_MACHINE or `collie sim` give others.
+ * its 64 MiB rows; COLLIE_MACHINE or `collie sim` give others.
  */
 #define HOST_ALPHA_S 0.28e-6
 #define HOST_SWITCH_S 1.8e-6
 /*
  * A sync whose call rides in the flags' lines (a oneshot of up to 24 bytes):
  * measured at 2 ranks, 4-24 B took 0.68-0.78x the time they took through a
- * slot (docs/PERFORMANCE.md, *The first sizes of a sweep*).
+ * slot.
  */
 #define HOST_CARRY_S 0.2e-6
 /*
  * A sync's line from each further peer: 2 cores cannot measure it; on 16
  * vCPUs of a Xeon (cpu2cpu 74-121 ns), 4-byte calls of 16 ranks took 0.9-1.3
- * us more than of 2 (docs/SCALE.md, *Cores of their own*).
+ * us more than of 2.
  */
 #define HOST_PEER_S 0.07e-6
 #define HOST_BETA_BPS 14.5e9
@@ -39,22 +39,20 @@
 /*
  * The user's buffers while the host's fit in half its cache, and a core's
  * gain with its neighbour idle: fitted together to 2 ranks' oneshot,
- * twoshot and direct reduce and allreduce at 16 KiB-4 MiB, near state
- * (docs/PERFORMANCE.md, *Reduce at 2 ranks*; docs/results/reduce_algos).
+ * twoshot and direct reduce and allreduce at 16 KiB-4 MiB, near state.
  */
 #define HOST_RESIDENT_BETA_BPS 28e9
 #define HOST_ALONE_GAIN 2.0
 /*
  * Cross-memory attach between two ranks: of memory, fitted to 2 ranks' 64
- * MiB direct allreduce (docs/PERFORMANCE.md); in cache, and the call's own
+ * MiB direct allreduce; in cache, and the call's own
  * cost, as `collie bench --tune` measured them (1.12-1.75 us in every
- * state: docs/SCALE.md).  The rate in cache was 18.8-20.4 GB/s in the near
+ * state).  The rate in cache was 18.8-20.4 GB/s in the near
  * state; this machine now spends most of its time in a middle one, where
  * it measured 7.1-13.3 GB/s (median 11, 2026-11-28).  The near state's
  * rate kept the window off sizes where it measured faster in the middle
  * one (2 ranks: an allgather of 32 KiB blocks 1.4x, a reduce of 256 KiB
- * 1.4x), though slower where the CPUs share no cache (docs/PERFORMANCE.md,
- * *Staged copies at the cache's rate*).  Where the window and the single
+ * 1.4x), though slower where the CPUs share no cache.  Where the window and the single
  * copies come close, `adaptive` times both in the call (select.c).
  */
 #define HOST_CACHE_BYTES (32u << 20)

@@ -70,7 +70,7 @@ void collie__select_machine(const collie_comm *comm, struct collie__machine *m)
  * outnumber its cores it beats the window 5-8x for small messages (ranks
  * run calls ahead and are switched in once per many calls, where every
  * sync makes each of them run); with a core a rank, a message is one
- * line's trip where a sync is a round trip, about 2x (docs/PERFORMANCE.md).
+ * line's trip where a sync is a round trip, about 2x.
  * What that costs is the window's promise that every rank fails with
  * MISMATCH from the very call in which the ranks' calls differ: a rank that
  * only sent learns it at its next call (docs/DESIGN.md).
@@ -311,7 +311,7 @@ static enum collie__algo_id near_of(enum collie__coll coll)
  * weighed against what the rates cannot know: the placement a virtual
  * machine's host may switch to at any time, where the window algorithms
  * slow down (cost.h's `far`) and direct does not, and the states between,
- * where either may win by 1.2-1.6x against the model (docs/PERFORMANCE.md).
+ * where either may win by 1.2-1.6x against the model.
  *
  * First the choice on the rates alone: direct where `best` would take over
  * FAR_RISK times direct's time far apart, else `best`.  Where `best` is the

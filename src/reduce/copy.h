@@ -7,11 +7,10 @@
  * the CPU reports it fast (ERMS), and on this project's AMD EPYC vCPUs it
  * runs at 1.8-2.3 GB/s when the destination lies 1-31 bytes past the
  * source modulo 4 KiB, against 26-37 otherwise; a vector loop runs at 25-35
- * in every case (docs/results/copies_2026-11-27/copy_alignment.c,
- * docs/results/attach_placement_2026-11-27/kernel_copy_distance.c).
+ * in every case.
  * The slots are page-aligned, and malloc's large buffers start 16 bytes
  * into a page: a 1 MiB broadcast at 4 ranks on 2 cores took 1.26 ms, 0.18
- * with this loop (docs/PERFORMANCE.md, *Copies of a call's data*).  So the
+ * with this loop.  So the
  * copies that move a call's data are collie's own loop, on any CPU.
  */
 #ifndef COLLIE_COPY_H

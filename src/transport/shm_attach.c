@@ -100,7 +100,7 @@ static int crawls(uintptr_t dst, uintptr_t src) { return ((dst - src) & 4095) - 
  * at the peer's address modulo 64 (collie__attach_place), copied from or to
  * ours by collie__copy, fast at any distance.  A piece stays in L2.  A 2 MiB
  * read measured 6.2-7.5 GB/s so, where the crawl ran at 1.6-2.3 and the
- * kernel's copy between placed buffers at 8-9 (docs/PERFORMANCE.md).
+ * kernel's copy between placed buffers at 8-9.
  */
 #define BOUNCE_PIECE ((size_t)128 << 10)
 

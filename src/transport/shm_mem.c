@@ -6,7 +6,7 @@
  * memfd that its peers map.  A single copy whose peer buffer lies in such a
  * segment is a plain copy through the peer's mapping, where cross-memory
  * attach has the kernel pin every 4 KiB page it reads: about half the
- * speed (docs/PERFORMANCE.md, *Single copies and the peer's pages*).
+ * speed.
  *
  * The table has one writer, this process under a mutex, and readers in
  * other processes: a sequence counter, odd while the table changes; a

@@ -19,7 +19,7 @@
  * (halve when polling failed, double when it worked): once both ranks of a
  * pair were yielding, each answered the other only after a 0.6 us
  * sched_yield, every wait outlasted the 1 us floor, and a job settled at
- * 2.7 us per 8-byte allreduce instead of 0.3 (docs/PERFORMANCE.md).
+ * 2.7 us per 8-byte allreduce instead of 0.3.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -13,7 +13,7 @@
  * the kernel to wake it, and a peer that needs this CPU gets it at the
  * yield.  Measured between emulated hosts, a 4-byte allreduce of 2 ranks
  * took 4.7 us where sleeping at once took 22.5, of 4 ranks on 2 cores 21 us
- * where it took 47 (docs/PERFORMANCE.md).  COLLIE_YIELD_US=0 sleeps at
+ * where it took 47.  COLLIE_YIELD_US=0 sleeps at
  * once, as before; so does a thread that waits beside the user's
  * computation (collie__wait_background).  A mix polls the descriptors with
  * a short timeout between looks at the others.

@@ -4,8 +4,7 @@
  * a sweep.  On a virtual machine the host may run the vCPUs on cores that
  * share a last-level cache (a cache line moves between them in about 30 ns)
  * or on cores that do not (about 150 ns), and switch at any time: every
- * shared-memory figure moves 3-5x with it, for any library (measured:
- * docs/PERFORMANCE.md, issue 18).  Rows carry the probe, so that a figure
+ * shared-memory figure moves 3-5x with it, for any library.  Rows carry the probe, so that a figure
  * taken while the machine was slow says so.
  *
  * Two threads pinned to two CPUs pass one cache line back and forth; one

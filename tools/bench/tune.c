@@ -134,10 +134,10 @@ static int solve(struct collie__machine *m, const char *key, int rate, double lo
 /*
  * The model's rates are those of CPUs that share a cache (cost.h), and a
  * virtual machine's host moves its vCPUs between that placement and one
- * where a cache line takes 3-5x as long to cross, seconds to minutes apart
- * (docs/PERFORMANCE.md).  Tuned in the far one, a description put the sync
+ * where a cache line takes 3-5x as long to cross, seconds to minutes apart.
+ * Tuned in the far one, a description put the sync
  * at 2.4x and memory's rate at 0.7x what the near one measured, and with
- * them every row of a validation (docs/SCALE.md).  So before each step,
+ * them every row of a validation.  So before each step,
  * rank 0 probes the handoff (handoff.c) while the others sleep through it,
  * and while it reads over TUNE_NEAR_NS the job waits, TUNE_NEAR_POLL_S at a
  * time, until `budget_s` (--tune-wait, over the whole tune) is spent; then

@@ -85,13 +85,17 @@ int collie_tool_info(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--config")) {
             config_only = 1;
+        } else if (!strcmp(argv[i], "--config-markdown")) {
+            collie__tools_print_config_markdown(stdout);
+            return 0;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: collie info [--config]\n"
+            printf("usage: collie info [--config | --config-markdown]\n"
                    "  Shows the version, what libcollie detects, its algorithms, the one\n"
                    "  each collective would run at sizes from 8 B to 64 MiB, and every\n"
                    "  COLLIE_* variable (--config: only the variables). Run it under\n"
                    "  `collie run -n N` (or -H) to see what a job's ranks detect and\n"
-                   "  choose (rank 0 prints).\n");
+                   "  choose (rank 0 prints).  --config-markdown prints the configuration\n"
+                   "  reference, docs/CONFIGURATION.md.\n");
             return 0;
         } else {
             fprintf(stderr, "collie info: unknown option '%s' (try --help)\n", argv[i]);

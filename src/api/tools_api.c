@@ -127,3 +127,5 @@ int collie__tools_predict(const struct collie__machine *m, const char *coll, con
 void collie__tools_print_algos(FILE *out) { collie__algo_print(out); }
 
 void collie__tools_print_config(FILE *out) { collie__config_print(out); }
+
+void collie__tools_print_config_markdown(FILE *out) { collie__config_print_markdown(out); }

@@ -100,5 +100,7 @@ void collie__tools_print_algos(FILE *out);
 
 /* Prints the configuration table: name, value, default, meaning (`collie info --config`). */
 void collie__tools_print_config(FILE *out);
+/* Prints the configuration reference, docs/CONFIGURATION.md (`collie info --config-markdown`). */
+void collie__tools_print_config_markdown(FILE *out);
 
 #endif

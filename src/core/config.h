@@ -132,5 +132,11 @@ int collie__config_is_set(enum collie__config_id id);
 
 /* Prints the table (name, value, default, meaning) for `collie info --config`. */
 void collie__config_print(FILE *out);
+/*
+ * Writes docs/CONFIGURATION.md, the configuration reference, from the table:
+ * every variable with its type, default and meaning, whatever the
+ * environment holds.  A test compares the page with this output.
+ */
+void collie__config_print_markdown(FILE *out);
 
 #endif

@@ -14,7 +14,7 @@ element checked) and, at a random moment, injects one fault:
   flap           a host's link cut, then restored after 0.2-2 s        (idem)
   crawl          a host's link shaped to 1 Mbit/s                      (idem)
 
-and checks what collie promises (README, *Errors never hang*):
+and checks what collie promises (docs/c-api.md, *Errors never hang*):
 
   - every other rank ends with a named error (COLLIE_ERR_...) or with every
     result exact; a wrong result is never allowed;

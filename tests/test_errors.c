@@ -447,16 +447,25 @@ static void nap(int sig)
     atomic_store(&napping, 0);
 }
 
+/* Waits until *flag is `want`, failing the test past a deadline. */
+static void await_flag(atomic_int *flag, int want, const char *what)
+{
+    double deadline = test_seconds() + test_time(10);
+    while (atomic_load(flag) != want) {
+        CHECK(test_seconds() < deadline, "rank 0's staller: %s took over %.0f s", what,
+              test_time(10));
+        test_sleep(0.001);
+    }
+}
+
 static void *staller(void *arg)
 {
     (void)arg;
-    while (!atomic_load(&in_call))
-        test_sleep(0.001);
+    await_flag(&in_call, 1, "the call's start");
     for (int k = 0; k < STALLS; k++) {
         atomic_store(&napping, 1);
-        pthread_kill(caller, SIGUSR1);
-        while (atomic_load(&napping))
-            test_sleep(0.001);
+        CHECK(pthread_kill(caller, SIGUSR1) == 0, "cannot signal the calling thread");
+        await_flag(&napping, 0, "a nap");
         test_sleep(0.02); /* the call makes progress between naps */
     }
     return NULL;

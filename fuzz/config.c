@@ -64,7 +64,7 @@ static void machine(const uint8_t *data, size_t size)
                 size_t bytes = (size_t)1 << shift;
                 const struct collie__algo *a = collie__select_on(&m, coll, bytes);
                 FUZZ_ASSERT(a);
-                FUZZ_ASSERT(collie__cost(&m, (enum collie__coll)coll, a->id, bytes, 1) >= 0);
+                FUZZ_ASSERT(a->cost(&m, (double)bytes, 1) >= 0);
             }
         char *first = written(&m);
         char again_path[64];

@@ -57,7 +57,7 @@ static struct collie__machine machine(int ranks, int hosts, int per_host, int co
                                     .links = 1};
 }
 
-static void expect_us(const struct collie__machine *m, enum collie__coll c, enum collie__algo_id a,
+static void expect_us(const struct collie__machine *m, enum collie__coll c, const char *a,
                       size_t bytes, double want_us, const char *what)
 {
     double got = collie__cost(m, c, a, bytes, 1) * 1e6;
@@ -69,26 +69,26 @@ static void hand_computed(void)
 {
     struct collie__machine two = machine(2, 1, 2, 2), four = machine(4, 1, 4, 2);
     /* sync 1 + (4 * 1000 B at 1 GB/s + 1000 B at 2 GB/s) */
-    expect_us(&two, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + 4 + 0.5, "oneshot");
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1 + 4 + 0.5, "oneshot");
     /* 2 syncs + 3000 B at 1 GB/s + 2.5 * 1000 B at 2 GB/s */
-    expect_us(&two, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_TWOSHOT, 1000, 2 + 3 + 1.25, "twoshot");
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 2 + 3 + 1.25, "twoshot");
     /* 4 ranks on 2 cores: a sync is 1 + 2 x 2 us, and the bytes take twice as long */
-    expect_us(&four, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 5 + 2 * (6 + 0.5),
+    expect_us(&four, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 5 + 2 * (6 + 0.5),
               "oneshot oversubscribed");
     /* up to 24 bytes ride in the sync's lines: a carrying sync, no slot; 4 ranks add the switches */
-    expect_us(&two, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 24, 0.5, "oneshot carried");
-    expect_us(&two, COLLIE_COLL_REDUCE, COLLIE__ALGO_ONESHOT, 16, 0.5, "reduce carried");
-    expect_us(&four, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 4, 0.5 + 2 * 2,
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "oneshot", 24, 0.5, "oneshot carried");
+    expect_us(&two, COLLIE_COLL_REDUCE, "oneshot", 16, 0.5, "reduce carried");
+    expect_us(&four, COLLIE_COLL_ALLREDUCE, "oneshot", 4, 0.5 + 2 * 2,
               "oneshot carried oversubscribed");
     /* rounds: 1 MiB through 256 KiB slots is 4 syncs */
-    expect_us(&two, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 1 << 20,
+    expect_us(&two, COLLIE_COLL_BROADCAST, "staged", 1 << 20,
               4 + (1.5 * 1048576 / 1e3 + 1048576 / 2e3), "broadcast");
-    expect_us(&two, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1, "barrier");
+    expect_us(&two, COLLIE_COLL_BARRIER, "sync", 0, 1, "barrier");
     /* a line from each rank beyond two the cores hold (0.5 us), a switch beyond the cores */
     struct collie__machine eight = machine(8, 1, 8, 8), crowded = machine(8, 1, 8, 4);
     eight.host_peer = crowded.host_peer = 0.5e-6;
-    expect_us(&eight, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1 + 6 * 0.5, "barrier of 8 cores");
-    expect_us(&crowded, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1 + 2 * 0.5 + 4 * 2,
+    expect_us(&eight, COLLIE_COLL_BARRIER, "sync", 0, 1 + 6 * 0.5, "barrier of 8 cores");
+    expect_us(&crowded, COLLIE_COLL_BARRIER, "sync", 0, 1 + 2 * 0.5 + 4 * 2,
               "barrier of 8 ranks on 4 cores");
     /*
      * The trees: with a core a rank, a step is half a sync and the root's
@@ -96,10 +96,9 @@ static void hand_computed(void)
      * crowded, a sync's handoff a step and every rank's bytes, the cores
      * shared (4 ranks on 2: twice as long).
      */
-    expect_us(&two, COLLIE_COLL_BROADCAST, COLLIE__ALGO_TREE, 1000, 0.5 + 2, "broadcast tree");
-    expect_us(&eight, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 1000, 3 * (0.5 + 3),
-              "reduce tree of 8 cores");
-    expect_us(&four, COLLIE_COLL_BROADCAST, COLLIE__ALGO_TREE, 1000, 2 + 2 * (2 + 1),
+    expect_us(&two, COLLIE_COLL_BROADCAST, "tree", 1000, 0.5 + 2, "broadcast tree");
+    expect_us(&eight, COLLIE_COLL_REDUCE, "tree", 1000, 3 * (0.5 + 3), "reduce tree of 8 cores");
+    expect_us(&four, COLLIE_COLL_BROADCAST, "tree", 1000, 2 + 2 * (2 + 1),
               "broadcast tree oversubscribed");
     /*
      * ... where two messages and their 40-byte headers do not fit in a pair's ring.  Where they
@@ -109,26 +108,25 @@ static void hand_computed(void)
     struct collie__machine ahead = four;
     ahead.ring_bytes = 4096;
     ahead.host_peer = 0.25e-6;
-    expect_us(&ahead, COLLIE_COLL_BROADCAST, COLLIE__ALGO_TREE, 2008, 2 * (0.25 + 2 * 2.008),
+    expect_us(&ahead, COLLIE_COLL_BROADCAST, "tree", 2008, 2 * (0.25 + 2 * 2.008),
               "broadcast tree oversubscribed, running ahead");
-    expect_us(&ahead, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 2008, 2 * (0.25 + 3 * 2.008),
+    expect_us(&ahead, COLLIE_COLL_REDUCE, "tree", 2008, 2 * (0.25 + 3 * 2.008),
               "reduce tree oversubscribed, running ahead");
-    expect_us(&ahead, COLLIE_COLL_BROADCAST, COLLIE__ALGO_TREE, 2009,
-              2 + 2 * (2 * 2.009 + 2 * 2.009 / 2),
+    expect_us(&ahead, COLLIE_COLL_BROADCAST, "tree", 2009, 2 + 2 * (2 * 2.009 + 2 * 2.009 / 2),
               "broadcast tree oversubscribed, a message too many");
     /* beyond a slot, a reduce's root takes the whole message in before it combines: 7 s of memory */
-    expect_us(&two, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 1 << 20, 0.5 + 7 * 1048576 / 1e3,
+    expect_us(&two, COLLIE_COLL_REDUCE, "tree", 1 << 20, 0.5 + 7 * 1048576 / 1e3,
               "reduce tree beyond a slot");
     /* ... on a crowded host too, the cores shared (a step's sync, 2 s of the rings) */
-    expect_us(&four, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 1 << 20,
+    expect_us(&four, COLLIE_COLL_REDUCE, "tree", 1 << 20,
               2 + 2 * (7 * 1048576 / 1e3 + 2 * 1048576 / 2e3),
               "reduce tree oversubscribed, beyond a slot");
-    expect_us(&four, COLLIE_COLL_REDUCE, COLLIE__ALGO_TREE, 256 << 10,
+    expect_us(&four, COLLIE_COLL_REDUCE, "tree", 256 << 10,
               2 + 2 * (3.5 * 262144 / 1e3 + 2 * 262144 / 2e3),
               "reduce tree oversubscribed, a slot");
     struct collie__machine pair = two;
     pair.host_peer = 0.5e-6; /* two ranks: none */
-    expect_us(&pair, COLLIE_COLL_BARRIER, COLLIE__ALGO_SYNC, 0, 1, "barrier of 2 with a peer term");
+    expect_us(&pair, COLLIE_COLL_BARRIER, "sync", 0, 1, "barrier of 2 with a peer term");
 
     /*
      * direct: 2 syncs, 2 (n-1) calls per 4 slots of the call, (n-1)/n of it
@@ -138,22 +136,22 @@ static void hand_computed(void)
      */
     struct collie__machine attach = two;
     attach.attach = 1;
-    expect_us(&attach, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_DIRECT, 65536,
+    expect_us(&attach, COLLIE_COLL_ALLREDUCE, "direct", 65536,
               2 + 2 + 65536 / 4e3 + 65536 / 1e3 + 65536 / 2e3, "direct in cache");
-    expect_us(&attach, COLLIE_COLL_REDUCE, COLLIE__ALGO_DIRECT, 1 << 20,
+    expect_us(&attach, COLLIE_COLL_REDUCE, "direct", 1 << 20,
               2 + 2 + 1048576 / 2e3 + 1048576 / 1e3 + 1048576 / 2e3, "direct of memory");
     /* 2 ranks on 8 cores, a core alone gaining 2: the copies too, at twice their rate */
     struct collie__machine idle = machine(2, 1, 2, 8);
     idle.attach = 1;
     idle.host_alone_gain = 2;
-    expect_us(&idle, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_DIRECT, 65536,
+    expect_us(&idle, COLLIE_COLL_ALLREDUCE, "direct", 65536,
               2 + 2 + (65536 / 4e3 + 65536 / 1e3 + 65536 / 2e3) / 2, "direct, cores idle");
-    CHECK(isinf(collie__cost(&two, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_DIRECT, 65536, 1)),
+    CHECK(isinf(collie__cost(&two, COLLIE_COLL_ALLREDUCE, "direct", 65536, 1)),
           "direct is offered without cross-memory attach");
     four.attach = 1;
-    CHECK(isinf(collie__cost(&four, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_DIRECT, 65536, 1)),
+    CHECK(isinf(collie__cost(&four, COLLIE_COLL_ALLREDUCE, "direct", 65536, 1)),
           "direct is offered with more ranks than cores");
-    CHECK(isinf(collie__cost(&four, COLLIE_COLL_ALLGATHER, COLLIE__ALGO_DIRECT, 65536, 1)),
+    CHECK(isinf(collie__cost(&four, COLLIE_COLL_ALLGATHER, "direct", 65536, 1)),
           "allgather's direct is offered with more ranks than cores");
     /*
      * Alltoall's direct is, each core making its 2 ranks' calls and copies in
@@ -163,29 +161,28 @@ static void hand_computed(void)
      * cache's rate (4 GB/s); beyond, memory's (2), and the 3 blocks copied in
      * write their lines to memory (1 GB/s), twice over.
      */
-    expect_us(&four, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1000,
+    expect_us(&four, COLLIE_COLL_ALLTOALL, "direct", 1000,
               10 + 2 * (3 + 3000 / 4e3) + 2 * 2000 / 1e3, "alltoall direct oversubscribed");
-    expect_us(&four, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 400000,
+    expect_us(&four, COLLIE_COLL_ALLTOALL, "direct", 400000,
               10 + 2 * (3 + 1200000 / 2e3) + 2 * 1200000 / 1e3 + 2 * 800000 / 1e3,
               "alltoall direct of memory");
     /* 2 ranks: 2 syncs, 1 call, 1 block; its 4 input and 4 output blocks fit in half the cache */
-    expect_us(&attach, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_DIRECT, 1 << 17,
+    expect_us(&attach, COLLIE_COLL_ALLTOALL, "direct", 1 << 17,
               2 + 1 + 131072 / 4e3 + 2 * 131072 / 1e3, "alltoall direct, 2 ranks");
     /*
      * Allgather's direct of 1 MiB blocks at 2 ranks: its 6 MiB of buffers leave the 3 MiB
      * cache, so the peer's block comes at memory's attach rate (2 GB/s) and is written to
      * memory (1 GB/s); the rank's own block read and written (1 GB/s).
      */
-    expect_us(&attach, COLLIE_COLL_ALLGATHER, COLLIE__ALGO_DIRECT, 1 << 20,
+    expect_us(&attach, COLLIE_COLL_ALLGATHER, "direct", 1 << 20,
               2 + 1 + 1048576 / 2e3 + 1048576 / 1e3 + 2 * 1048576 / 1e3,
               "allgather direct of memory");
     /*
      * adaptive: its own three syncs (the verdict's, rank 0's bookkeeping and tries), then
      * the cheaper of twoshot (2 + 3 + 1.25) and direct (4 + 0.25 + 1 + 0.5), as it learns them
      */
-    expect_us(&attach, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ADAPTIVE, 1000, 3 + 4 + 0.25 + 1 + 0.5,
-              "adaptive");
-    CHECK(isinf(collie__cost(&four, COLLIE_COLL_REDUCE, COLLIE__ALGO_ADAPTIVE, 65536, 1)),
+    expect_us(&attach, COLLIE_COLL_ALLREDUCE, "adaptive", 1000, 3 + 4 + 0.25 + 1 + 0.5, "adaptive");
+    CHECK(isinf(collie__cost(&four, COLLIE_COLL_REDUCE, "adaptive", 65536, 1)),
           "adaptive is offered where direct is not");
 
     /*
@@ -197,94 +194,92 @@ static void hand_computed(void)
     fast.host_resident_beta = 4e9;
     fast.host_alone_gain = 2;
     /* sync 1 + every rank: copy in (1000 B at 4 GB/s, 1000 into a slot at 2), reduce 3000 at 4 */
-    expect_us(&fast, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + 0.75 + 0.75,
-              "oneshot resident");
+    expect_us(&fast, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1 + 0.75 + 0.75, "oneshot resident");
     /* the others copy their next input in while the root reduces: the root's round alone
      * (4000 B at 8 GB/s, 1000 into its slot at 4) */
-    expect_us(&fast, COLLIE_COLL_REDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + 0.5 + 0.25,
+    expect_us(&fast, COLLIE_COLL_REDUCE, "oneshot", 1000, 1 + 0.5 + 0.25,
               "reduce oneshot, the root alone");
     /* 2 syncs + every rank (2000 B at 4, 1500 at 2) + the root's copy out alone (1000 at 8 and 4) */
-    expect_us(&fast, COLLIE_COLL_REDUCE, COLLIE__ALGO_TWOSHOT, 1000, 2 + 1.25 + 0.375,
+    expect_us(&fast, COLLIE_COLL_REDUCE, "twoshot", 1000, 2 + 1.25 + 0.375,
               "reduce twoshot, the root alone");
     /* 256 KiB: 2 ranks' 1 MiB of buffers no longer fit in half the cache: memory's 1 GB/s */
-    expect_us(&fast, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 262144,
-              1 + 4 * 262144 / 1e3 + 262144 / 2e3, "oneshot beyond the cache");
+    expect_us(&fast, COLLIE_COLL_ALLREDUCE, "oneshot", 262144, 1 + 4 * 262144 / 1e3 + 262144 / 2e3,
+              "oneshot beyond the cache");
     /* a core alone gains what the idle cores leave at most: on 2 cores, 2 of a gain of 4 */
     struct collie__machine greedy = fast;
     greedy.host_alone_gain = 4;
-    expect_us(&greedy, COLLIE_COLL_REDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + 0.5 + 0.25,
+    expect_us(&greedy, COLLIE_COLL_REDUCE, "oneshot", 1000, 1 + 0.5 + 0.25,
               "the gain, bounded by the cores");
     /* 4 ranks on 2 cores: the others' next copies in share the cores with a oneshot's root */
     struct collie__machine crowd = machine(4, 1, 4, 2);
     crowd.host_resident_beta = 4e9;
     crowd.host_alone_gain = 2;
-    expect_us(&crowd, COLLIE_COLL_REDUCE, COLLIE__ALGO_ONESHOT, 1000,
-              collie__cost(&crowd, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 1) * 1e6,
+    expect_us(&crowd, COLLIE_COLL_REDUCE, "oneshot", 1000,
+              collie__cost(&crowd, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1) * 1e6,
               "a crowded host's oneshot reduce");
     /* a oneshot, where every rank reads every slot, gets no residency there */
-    expect_us(&crowd, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 5 + 2 * (6 + 0.5),
+    expect_us(&crowd, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 5 + 2 * (6 + 0.5),
               "a crowded host's oneshot: no residency");
     /*
      * a twoshot, one slice of each slot, does: 2 syncs + every rank (2000 B at 4 GB/s,
      * 1250 at 2) + the copy out (1000 at 4 and at 2), the cores shared 2 ranks each
      */
-    expect_us(&crowd, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_TWOSHOT, 1000, 10 + 2 * 1.125 + 2 * 0.75,
+    expect_us(&crowd, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 10 + 2 * 1.125 + 2 * 0.75,
               "a crowded host's twoshot, resident");
     /* a twoshot reduce's copy out is the root's alone: a core's share, no gain, not spread */
-    expect_us(&crowd, COLLIE_COLL_REDUCE, COLLIE__ALGO_TWOSHOT, 1000, 10 + 2 * 1.125 + 0.75,
+    expect_us(&crowd, COLLIE_COLL_REDUCE, "twoshot", 1000, 10 + 2 * 1.125 + 0.75,
               "a crowded host's twoshot reduce, the root's copy out alone");
     /* staged copies too: a sync + 1000 B at 4 GB/s and 1000 through a slot at 2, shared */
-    expect_us(&crowd, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 1000, 5 + 2 * 0.75,
+    expect_us(&crowd, COLLIE_COLL_BROADCAST, "staged", 1000, 5 + 2 * 0.75,
               "a crowded host's staged broadcast, resident");
     /* but not allgather's: a sync + 5000 B of buffers at 1 GB/s and 5000 of slots at 2, shared */
-    expect_us(&crowd, COLLIE_COLL_ALLGATHER, COLLIE__ALGO_STAGED, 1000, 5 + 2 * (5 + 2.5),
+    expect_us(&crowd, COLLIE_COLL_ALLGATHER, "staged", 1000, 5 + 2 * (5 + 2.5),
               "a crowded host's staged allgather: memory's rate");
     /* where the ranks fit on the cores, allgather's and reduce_scatter's copies are resident:
      * a sync + 3000 B at 4 GB/s and 3000 (allgather) or 4000 (reduce_scatter) of slots at 2 */
-    expect_us(&fast, COLLIE_COLL_ALLGATHER, COLLIE__ALGO_STAGED, 1000, 1 + 0.75 + 1.5,
+    expect_us(&fast, COLLIE_COLL_ALLGATHER, "staged", 1000, 1 + 0.75 + 1.5,
               "staged allgather, resident");
-    expect_us(&fast, COLLIE_COLL_REDUCE_SCATTER, COLLIE__ALGO_STAGED, 1000, 1 + 0.75 + 2,
+    expect_us(&fast, COLLIE_COLL_REDUCE_SCATTER, "staged", 1000, 1 + 0.75 + 2,
               "staged reduce_scatter, resident");
     /* 2 ranks on 4 cores: every phase has idle cores beside it */
     struct collie__machine roomy = fast;
     roomy.cores = 4;
-    expect_us(&roomy, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 1 + (0.75 + 0.75) / 2,
+    expect_us(&roomy, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1 + (0.75 + 0.75) / 2,
               "ranks fewer than the cores");
     /* a staged broadcast that fits the cache: its copies at the resident rate, the root's
      * under the others' (1000 B at 4 GB/s, 1000 into the slot at 2) */
-    expect_us(&fast, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 1000, 1 + 0.25 + 0.5,
-              "broadcast resident");
+    expect_us(&fast, COLLIE_COLL_BROADCAST, "staged", 1000, 1 + 0.25 + 0.5, "broadcast resident");
     /* as adaptive runs it, every rank synced first: the root's copy alone, then the others' */
-    CHECK(fabs(collie__cost_window(&fast, COLLIE_COLL_BROADCAST, 1000) * 1e6 - (1 + 0.5 + 0.5)) <
-              1e-9,
+    CHECK(fabs(collie__adaptive_window_cost(&fast, COLLIE_COLL_BROADCAST, 1000) * 1e6 -
+               (1 + 0.5 + 0.5)) < 1e-9,
           "broadcast's window from a synced start");
     /* beyond the cache, as on `two`: 2 rounds, 1.5 x 512 KiB of memory and 512 KiB of slot */
-    expect_us(&fast, COLLIE_COLL_BROADCAST, COLLIE__ALGO_STAGED, 524288,
-              2 + 1.5 * 524288 / 1e3 + 524288 / 2e3, "broadcast beyond the cache");
+    expect_us(&fast, COLLIE_COLL_BROADCAST, "staged", 524288, 2 + 1.5 * 524288 / 1e3 + 524288 / 2e3,
+              "broadcast beyond the cache");
     /*
      * Pairwise alltoall on one host, 1000 B blocks: a step (a sync and a half), its own block
      * copied (2000 B at 4 GB/s), and 2000 B through the ring at 4 and 2 GB/s; beyond the
      * cache (`two`: no residency), the ring's user bytes at attach's rate of memory, 2 GB/s,
      * and its own block at memory's 1.
      */
-    expect_us(&fast, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_PAIRWISE, 1000, 1.5 + 0.5 + 0.5 + 1,
+    expect_us(&fast, COLLIE_COLL_ALLTOALL, "pairwise", 1000, 1.5 + 0.5 + 0.5 + 1,
               "pairwise on one host");
-    expect_us(&two, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_PAIRWISE, 1000, 1.5 + 2 + 1 + 1,
+    expect_us(&two, COLLIE_COLL_ALLTOALL, "pairwise", 1000, 1.5 + 2 + 1 + 1,
               "pairwise on one host, of memory");
 
     struct collie__machine hosts = machine(4, 2, 2, 2);
     /* ring: 2 (n-1) steps of 10 us, 2 (n-1)/n of 1 MB at 0.1 GB/s */
-    expect_us(&hosts, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000000, 60 + 15000, "ring");
+    expect_us(&hosts, COLLIE_COLL_ALLREDUCE, "ring", 1000000, 60 + 15000, "ring");
     /* recursive doubling: 2 steps; one crosses, with both ranks of a host at once */
-    expect_us(&hosts, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RD, 1000000, 20 + 20000, "rd");
+    expect_us(&hosts, COLLIE_COLL_ALLREDUCE, "rd", 1000000, 20 + 20000, "rd");
     /* pairwise: 3 steps; each rank sends its 2 other-host blocks, 2 ranks a link */
-    expect_us(&hosts, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_PAIRWISE, 1000, 30 + 4 * 10, "alltoall");
+    expect_us(&hosts, COLLIE_COLL_ALLTOALL, "pairwise", 1000, 30 + 4 * 10, "alltoall");
     struct collie__machine wide = machine(8, 8, 1, 1);
-    expect_us(&wide, COLLIE_COLL_BARRIER, COLLIE__ALGO_DISSEMINATION, 0, 30, "dissemination");
+    expect_us(&wide, COLLIE_COLL_BARRIER, "dissemination", 0, 30, "dissemination");
     hosts.links = 2; /* two links: the bytes take half as long */
-    expect_us(&hosts, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000000, 60 + 7500, "2 links");
+    expect_us(&hosts, COLLIE_COLL_ALLREDUCE, "ring", 1000000, 60 + 7500, "2 links");
 
-    CHECK(isinf(collie__cost(&two, COLLIE_COLL_BROADCAST, COLLIE__ALGO_ONESHOT, 8, 1)),
+    CHECK(isinf(collie__cost(&two, COLLIE_COLL_BROADCAST, "oneshot", 8, 1)),
           "a pair that does not exist costs HUGE_VAL");
 
     /*
@@ -297,16 +292,16 @@ static void hand_computed(void)
     shared.shared_cores = 2;
     shared.shared_tcp_beta = 0.2e9;
     /* ring, 1000 B: the link 60 + 15; the cores 6 x 24 + 2 hosts x 1500 B / (2 x 0.2 GB/s) */
-    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000, 144 + 7.5,
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, "ring", 1000, 144 + 7.5,
               "shared cores: their latency");
     /* ring, 1 MB: the link 60 + 15000 against the cores' 144 + 7500 */
-    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000000, 60 + 15000,
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, "ring", 1000000, 60 + 15000,
               "shared cores: the link bounds");
     shared.shared_tcp_beta = 0.05e9; /* 144 + 2 x 1.5 MB / (2 x 0.05 GB/s) */
-    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000000, 144 + 30000,
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, "ring", 1000000, 144 + 30000,
               "shared cores: their TCP bounds");
     shared.shared_tcp_beta = 0; /* the link's rate: 144 + 2 x 1500 / (2 x 0.1 GB/s) */
-    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000, 144 + 15,
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, "ring", 1000, 144 + 15,
               "shared cores at the link's rate");
     /*
      * A message's CPU time of 4 us on a link whose latency is 10 (a shaped
@@ -314,7 +309,7 @@ static void hand_computed(void)
      * other rank's 4 + 2 and this one's switch, 18 us
      */
     shared.shared_tcp_alpha = 4e-6;
-    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_RING, 1000, 6 * 18 + 15,
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, "ring", 1000, 6 * 18 + 15,
               "shared cores: a message's CPU time below the link's latency");
     shared.shared_tcp_alpha = 0;
     /*
@@ -323,51 +318,48 @@ static void hand_computed(void)
      * host's copies (3000 B at 1 GB/s, 2500 at 2) shared by 4 ranks on 2 cores
      */
     shared.shared_tcp_beta = 0.2e9;
-    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_HIERARCHICAL, 1000,
-              2 + 29 + 2 * (3 + 1.25), "shared cores: hierarchical");
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, "hierarchical", 1000, 2 + 29 + 2 * (3 + 1.25),
+              "shared cores: hierarchical");
     /*
      * 4 cores, a rank each: no switch, the cores' step (10 + 2 x 1000 / (4 x
      * 0.2 GB/s)) under the link's 20, and the copies a core each
      */
     shared.shared_cores = 4;
-    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_HIERARCHICAL, 1000, 2 + 20 + 4.25,
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, "hierarchical", 1000, 2 + 20 + 4.25,
               "shared cores, a core a rank: hierarchical");
     shared.shared_cores = 0; /* hosts of their own: 2 + 20 + 4.25 */
-    expect_us(&shared, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_HIERARCHICAL, 1000, 2 + 20 + 4.25,
+    expect_us(&shared, COLLIE_COLL_ALLREDUCE, "hierarchical", 1000, 2 + 20 + 4.25,
               "hierarchical on hosts of their own");
     struct collie__machine one_host = four;
     one_host.shared_cores = 1; /* one host: its own cores already say it */
-    expect_us(&one_host, COLLIE_COLL_ALLREDUCE, COLLIE__ALGO_ONESHOT, 1000, 5 + 2 * (6 + 0.5),
+    expect_us(&one_host, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 5 + 2 * (6 + 0.5),
               "shared cores on one host");
 }
 
 static void expect_choice(const struct collie__machine *m, enum collie__coll c, size_t bytes,
-                          enum collie__algo_id want, const char *what)
+                          const char *want, const char *what)
 {
     const struct collie__algo *got = collie__select_on(m, c, bytes);
-    CHECK(got->id == want, "%s: %s, want %s", what, collie__algo_name((int)got->id),
-          collie__algo_name((int)want));
+    CHECK(!strcmp(got->name, want), "%s: %s, want %s", what, got->name, want);
 }
 
 /* The choice is the cheapest candidate of the right scope, at every size. */
 static void choice(void)
 {
-    static const enum collie__algo_id host[] = {COLLIE__ALGO_ONESHOT, COLLIE__ALGO_TWOSHOT};
-    static const enum collie__algo_id net[] = {
-        COLLIE__ALGO_RING, COLLIE__ALGO_RD, COLLIE__ALGO_RABENSEIFNER, COLLIE__ALGO_HIERARCHICAL};
+    static const char *const host[] = {"oneshot", "twoshot"};
+    static const char *const net[] = {"ring", "rd", "rabenseifner", "hierarchical"};
     struct collie__machine ms[] = {machine(2, 1, 2, 2), machine(8, 1, 8, 2), machine(8, 2, 4, 4),
                                    machine(64, 8, 8, 8)};
     for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++) {
         const struct collie__machine *m = &ms[k];
-        const enum collie__algo_id *cand = m->hosts > 1 ? net : host;
+        const char *const *cand = m->hosts > 1 ? net : host;
         int ncand = m->hosts > 1 ? 4 : 2;
         for (size_t bytes = 4; bytes <= (64u << 20); bytes *= 4) {
             const struct collie__algo *a = collie__select_on(m, COLLIE_COLL_ALLREDUCE, bytes);
-            double mine = collie__cost(m, COLLIE_COLL_ALLREDUCE, a->id, bytes, 1);
+            double mine = a->cost(m, (double)bytes, 1);
             for (int i = 0; i < ncand; i++)
                 CHECK(mine <= collie__cost(m, COLLIE_COLL_ALLREDUCE, cand[i], bytes, 1),
-                      "machine %zu, %zu bytes: %s is dearer than %s", k, bytes,
-                      collie__algo_name((int)a->id), collie__algo_name((int)cand[i]));
+                      "machine %zu, %zu bytes: %s is dearer than %s", k, bytes, a->name, cand[i]);
         }
     }
     struct collie__machine two = machine(2, 1, 2, 2);
@@ -381,10 +373,10 @@ static void choice(void)
     for (int r = 0; r < 2; r++)
         for (int k = 0; k < 4; k++) {
             const struct collie__machine *h = &hosts1[k];
-            CHECK(collie__select_on(h, rooted[r], 64)->id == COLLIE__ALGO_TREE,
+            CHECK(strcmp(collie__select_on(h, rooted[r], 64)->name, "tree") == 0,
                   "%d ranks on %d cores, 64 B %s: not the tree", h->ranks, h->cores,
                   collie__coll_name(rooted[r]));
-            CHECK(collie__select_on(h, rooted[r], 4u << 20)->id != COLLIE__ALGO_TREE,
+            CHECK(strcmp(collie__select_on(h, rooted[r], 4u << 20)->name, "tree") != 0,
                   "%d ranks on %d cores, 4 MiB %s: the tree", h->ranks, h->cores,
                   collie__coll_name(rooted[r]));
         }
@@ -405,14 +397,14 @@ static void choice(void)
     for (int k = 0; k < 3; k++) {
         struct collie__machine h = machine(a2a[k].ranks, 1, a2a[k].ranks, 2);
         collie__machine_default_rates(&h);
-        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].staged, COLLIE__ALGO_STAGED,
+        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].staged, "staged",
                       "crowded alltoall, small blocks");
-        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].direct, COLLIE__ALGO_DIRECT,
+        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].direct, "direct",
                       "crowded alltoall, middle blocks");
-        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].large, COLLIE__ALGO_STAGED,
+        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].large, "staged",
                       "crowded alltoall, blocks beyond the cache");
         h.attach = 0;
-        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].direct, COLLIE__ALGO_STAGED,
+        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].direct, "staged",
                       "crowded alltoall without cross-memory attach");
     }
     /*
@@ -424,13 +416,13 @@ static void choice(void)
     collie__machine_default_rates(&sixteen2);
     four2.ring_bytes = collie__shm_ring_bytes(4);
     sixteen2.ring_bytes = collie__shm_ring_bytes(16);
-    expect_choice(&four2, COLLIE_COLL_BROADCAST, 64 << 10, COLLIE__ALGO_TREE,
+    expect_choice(&four2, COLLIE_COLL_BROADCAST, 64 << 10, "tree",
                   "4 ranks on 2 cores, 64 KiB broadcast");
-    expect_choice(&four2, COLLIE_COLL_BROADCAST, 256 << 10, COLLIE__ALGO_STAGED,
+    expect_choice(&four2, COLLIE_COLL_BROADCAST, 256 << 10, "staged",
                   "4 ranks on 2 cores, 256 KiB broadcast");
-    expect_choice(&sixteen2, COLLIE_COLL_BROADCAST, 32 << 10, COLLIE__ALGO_TREE,
+    expect_choice(&sixteen2, COLLIE_COLL_BROADCAST, 32 << 10, "tree",
                   "16 ranks on 2 cores, 32 KiB broadcast");
-    expect_choice(&sixteen2, COLLIE_COLL_BROADCAST, 64 << 10, COLLIE__ALGO_STAGED,
+    expect_choice(&sixteen2, COLLIE_COLL_BROADCAST, 64 << 10, "staged",
                   "16 ranks on 2 cores, 64 KiB broadcast");
     /*
      * a reduce tree beyond a slot: measured 1.3-3x twoshot's time there (a tuned 36.8 GB/s
@@ -441,11 +433,11 @@ static void choice(void)
     tuned4.host_alpha = 0.47e-6;
     tuned4.host_switch = 1.03e-6;
     for (size_t bytes = 1u << 20; bytes <= (64u << 20); bytes *= 4)
-        expect_choice(&tuned4, COLLIE_COLL_REDUCE, bytes, COLLIE__ALGO_TWOSHOT,
+        expect_choice(&tuned4, COLLIE_COLL_REDUCE, bytes, "twoshot",
                       "4 ranks on 2 cores, tuned, a reduce beyond a slot");
     for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++)
         for (size_t bytes = 4; ms[k].hosts > 1 && bytes <= (64u << 20); bytes *= 4)
-            CHECK(collie__select_on(&ms[k], COLLIE_COLL_REDUCE, bytes)->id != COLLIE__ALGO_TREE,
+            CHECK(strcmp(collie__select_on(&ms[k], COLLIE_COLL_REDUCE, bytes)->name, "tree") != 0,
                   "machine %zu, %zu bytes: reduce:tree across hosts", k, bytes);
 
     /*
@@ -457,17 +449,17 @@ static void choice(void)
      */
     two.attach = 1;
     two.host_attach_mem_beta = 0.25e9;
-    expect_choice(&two, COLLIE_COLL_ALLREDUCE, 1000000, COLLIE__ALGO_ADAPTIVE,
+    expect_choice(&two, COLLIE_COLL_ALLREDUCE, 1000000, "adaptive",
                   "allreduce where twoshot and direct are within 1.6x");
     two.host_attach_mem_beta = 0.05e9;
-    expect_choice(&two, COLLIE_COLL_ALLREDUCE, 1000000, COLLIE__ALGO_TWOSHOT,
+    expect_choice(&two, COLLIE_COLL_ALLREDUCE, 1000000, "twoshot",
                   "twoshot where direct is over 1.6x slower");
     two.host_attach_mem_beta = 2e9;
-    expect_choice(&two, COLLIE_COLL_ALLREDUCE, 1000000, COLLIE__ALGO_DIRECT,
+    expect_choice(&two, COLLIE_COLL_ALLREDUCE, 1000000, "direct",
                   "direct where it is over 1.6x faster");
     two.attach = 0;
     two.host_attach_mem_beta = 0.25e9;
-    CHECK(collie__select_on(&two, COLLIE_COLL_ALLREDUCE, 1000000)->id == COLLIE__ALGO_TWOSHOT,
+    CHECK(strcmp(collie__select_on(&two, COLLIE_COLL_ALLREDUCE, 1000000)->name, "twoshot") == 0,
           "adaptive without cross-memory attach");
     two.attach = 1;
     /*
@@ -482,10 +474,10 @@ static void choice(void)
     alone.host_alone_gain = 2;
     alone.host_far_cache_beta = 0.25e9;
     alone.host_attach_mem_beta = 0.15e9;
-    expect_choice(&alone, COLLIE_COLL_REDUCE, 1000000, COLLIE__ALGO_ADAPTIVE,
+    expect_choice(&alone, COLLIE_COLL_REDUCE, 1000000, "adaptive",
                   "reduce where adaptive hedges the placement");
     alone.host_far_cache_beta = 2e9;
-    expect_choice(&alone, COLLIE_COLL_REDUCE, 1000000, COLLIE__ALGO_ONESHOT,
+    expect_choice(&alone, COLLIE_COLL_REDUCE, 1000000, "oneshot",
                   "oneshot where far CPUs do not slow it and direct is over 1.6x slower");
     /*
      * 4 KB with the far rate at 0.02 GB/s: oneshot 10.2 us near, 513 far, over
@@ -494,7 +486,7 @@ static void choice(void)
      */
     alone.host_far_cache_beta = 0.02e9;
     alone.host_attach_mem_beta = 0.25e9;
-    expect_choice(&alone, COLLIE_COLL_REDUCE, 4096, COLLIE__ALGO_DIRECT,
+    expect_choice(&alone, COLLIE_COLL_REDUCE, 4096, "direct",
                   "direct where the window risks over 2.5x its time");
 
     /*
@@ -508,13 +500,10 @@ static void choice(void)
     collie__machine_default_rates(&own);
     static const struct {
         size_t bytes;
-        enum collie__algo_id reduce, allreduce;
-    } want[] = {{16384, COLLIE__ALGO_ONESHOT, COLLIE__ALGO_ONESHOT},
-                {65536, COLLIE__ALGO_ONESHOT, COLLIE__ALGO_ADAPTIVE},
-                {262144, COLLIE__ALGO_ONESHOT, COLLIE__ALGO_ADAPTIVE},
-                {1 << 20, COLLIE__ALGO_ADAPTIVE, COLLIE__ALGO_ADAPTIVE},
-                {4 << 20, COLLIE__ALGO_ADAPTIVE, COLLIE__ALGO_ADAPTIVE},
-                {64 << 20, COLLIE__ALGO_ADAPTIVE, COLLIE__ALGO_ADAPTIVE}};
+        const char *reduce, *allreduce;
+    } want[] = {{16384, "oneshot", "oneshot"},     {65536, "oneshot", "adaptive"},
+                {262144, "oneshot", "adaptive"},   {1 << 20, "adaptive", "adaptive"},
+                {4 << 20, "adaptive", "adaptive"}, {64 << 20, "adaptive", "adaptive"}};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         char what[64];
         snprintf(what, sizeof what, "reduce of %zu bytes on 2 ranks", want[k].bytes);
@@ -527,9 +516,9 @@ static void choice(void)
      * adaptive 3.22, over 30% (PROBE_SHARE) above staged: staged, though
      * it would hedge the placement.  Of 32 KiB (8.70, 9.46, 9.54): adaptive.
      */
-    expect_choice(&own, COLLIE_COLL_ALLGATHER, 8192, COLLIE__ALGO_STAGED,
+    expect_choice(&own, COLLIE_COLL_ALLGATHER, 8192, "staged",
                   "staged where adaptive would add over 30%");
-    expect_choice(&own, COLLIE_COLL_ALLGATHER, 32768, COLLIE__ALGO_ADAPTIVE,
+    expect_choice(&own, COLLIE_COLL_ALLGATHER, 32768, "adaptive",
                   "adaptive where it adds under 30%");
     /*
      * Alltoall of 2 ranks at the library's rates: staged up to 8 KiB blocks,
@@ -538,12 +527,12 @@ static void choice(void)
      * KiB to 2 MiB, but is not offered on one host (select.c: 2.2-2.5x
      * slower than direct where the CPUs share no cache).
      */
-    expect_choice(&own, COLLIE_COLL_ALLTOALL, 8192, COLLIE__ALGO_STAGED, "2 ranks' small alltoall");
+    expect_choice(&own, COLLIE_COLL_ALLTOALL, 8192, "staged", "2 ranks' small alltoall");
     for (size_t bytes = 32768; bytes <= (32u << 20); bytes *= 4)
-        expect_choice(&own, COLLIE_COLL_ALLTOALL, bytes, COLLIE__ALGO_ADAPTIVE,
+        expect_choice(&own, COLLIE_COLL_ALLTOALL, bytes, "adaptive",
                       "2 ranks' alltoall from 32 KiB blocks");
-    CHECK(collie__cost(&own, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_PAIRWISE, 1u << 20, 1) <
-              collie__cost(&own, COLLIE_COLL_ALLTOALL, COLLIE__ALGO_STAGED, 1u << 20, 1),
+    CHECK(collie__cost(&own, COLLIE_COLL_ALLTOALL, "pairwise", 1u << 20, 1) <
+              collie__cost(&own, COLLIE_COLL_ALLTOALL, "staged", 1u << 20, 1),
           "pairwise, not offered, costs less than staged at 1 MiB blocks");
 }
 
@@ -579,8 +568,8 @@ static void description(void)
     char *again = text_of(&back);
     CHECK(!strcmp(text, again), "the file does not round-trip:\n%s\nvs\n%s", text, again);
     for (int c = 0; c < COLLIE_COLL_COUNT; c++)
-        CHECK(collie__cost(&m, (enum collie__coll)c, COLLIE__ALGO_RING, 1 << 20, 1) ==
-                  collie__cost(&back, (enum collie__coll)c, COLLIE__ALGO_RING, 1 << 20, 1),
+        CHECK(collie__cost(&m, (enum collie__coll)c, "ring", 1 << 20, 1) ==
+                  collie__cost(&back, (enum collie__coll)c, "ring", 1 << 20, 1),
               "collective %d predicts otherwise after the round trip", c);
     free(text);
     free(again);

@@ -166,7 +166,7 @@ static collie_status run_neighbor(collie_comm *comm, struct collie__op *op)
     struct collie__op_desc *d = &op->desc;
     d->seq = comm->nbr_seq++;
     const struct collie__algo *algo = collie__select(comm, op);
-    d->algo = (uint8_t)algo->id;
+    d->algo = algo->wire;
     COLLIE_TRACE("coll", "neighbour #%u of %zu elements: %d in, %d out", d->seq, op->count,
                  op->nbr->nrecv, op->nbr->nsend);
     comm->cur = *d;
@@ -211,9 +211,9 @@ collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
     }
     op->stream_out = comm->nt_min && output_bytes(comm, op) >= comm->nt_min;
     const struct collie__algo *algo = collie__select(comm, op);
-    d->algo = (uint8_t)algo->id;
+    d->algo = algo->wire;
     COLLIE_TRACE("coll", "#%u %s of %zu elements: %s", d->seq, collie__coll_name(coll), op->count,
-                 collie__algo_name(d->algo));
+                 algo->name);
     comm->cur = *d;
     collie__shm_begin(comm, d);
     comm->seq++;

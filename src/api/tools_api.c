@@ -45,7 +45,7 @@ const char *collie__tools_algo(const collie_comm *comm, const char *coll, size_t
     if (c < 0)
         return NULL;
     struct collie__op op = {.desc = {.coll = (uint8_t)c}, .count = bytes, .elem_size = 1};
-    return collie__algo_name((int)collie__select_peek(comm, &op)->id);
+    return collie__select_peek(comm, &op)->name;
 }
 
 collie_status collie__tools_force(collie_comm *comm, const char *spec)
@@ -116,11 +116,11 @@ int collie__tools_predict(const struct collie__machine *m, const char *coll, con
     if (c < 0)
         return -1;
     const struct collie__algo *a =
-        algo ? collie__select_named(c, algo) : collie__select_on(m, c, bytes);
+        algo ? collie__algo_find(c, algo, strlen(algo)) : collie__select_on(m, c, bytes);
     if (!a)
         return -1;
-    *seconds = collie__cost(m, (enum collie__coll)c, a->id, bytes, degree);
-    *chosen = collie__algo_name((int)a->id);
+    *seconds = a->cost(m, (double)bytes, degree);
+    *chosen = a->name;
     return 0;
 }
 

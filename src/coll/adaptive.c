@@ -41,15 +41,73 @@
  * NCCL between its algorithms.  COLLIE_ALGO fixes one algorithm where that
  * matters.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/clock.h"
 #include "../core/log.h"
 #include "../transport/shm.h"
 #include "algo.h"
 #include "arms.h"
-#include "cost.h"
+#include "cost_terms.h"
+
+/*
+ * The algorithms adaptive chooses between, per collective: the window one
+ * it stands for (near), its single copy (direct), and for an alltoall the
+ * pairwise exchange.  Looked up in the registry once.
+ */
+struct branches {
+    const struct collie__algo *near[COLLIE_COLL_COUNT], *direct[COLLIE_COLL_COUNT], *pairwise;
+};
+static struct branches branches;
+static pthread_once_t branches_once = PTHREAD_ONCE_INIT;
+
+static void find_branches(void)
+{
+    for (int c = 0; c < COLLIE_COLL_COUNT; c++) {
+        const char *near = c == COLLIE_COLL_ALLREDUCE ? "twoshot"
+                           : c == COLLIE_COLL_REDUCE  ? "oneshot"
+                                                      : "staged";
+        if (collie__algo_find(c, "adaptive", 8)) {
+            branches.near[c] = collie__algo_find(c, near, strlen(near));
+            branches.direct[c] = collie__algo_find(c, "direct", 6);
+        }
+    }
+    branches.pairwise = collie__algo_find(COLLIE_COLL_ALLTOALL, "pairwise", 8);
+}
+
+static const struct branches *branches_found(void)
+{
+    pthread_once(&branches_once, find_branches);
+    return &branches;
+}
+
+const struct collie__algo *collie__adaptive_near(enum collie__coll coll)
+{
+    return (unsigned)coll < COLLIE_COLL_COUNT ? branches_found()->near[coll] : NULL;
+}
+
+const struct collie__algo *collie__adaptive_window(const struct collie__machine *m,
+                                                   enum collie__coll coll, size_t bytes)
+{
+    const struct collie__algo *near = collie__adaptive_near(coll),
+                              *pairwise = branches_found()->pairwise;
+    if (near && coll == COLLIE_COLL_ALLTOALL &&
+        pairwise->cost(m, (double)bytes, 1) < near->cost(m, (double)bytes, 1))
+        return pairwise;
+    return near;
+}
+
+double collie__adaptive_window_cost(const struct collie__machine *m, enum collie__coll coll,
+                                    size_t bytes)
+{
+    const struct collie__algo *w = collie__adaptive_window(m, coll, bytes);
+    if (!w)
+        return HUGE_VAL;
+    return (w->synced_cost ? w->synced_cost : w->cost)(m, (double)bytes, 1);
+}
 
 /* Local rank 0's fastest of the probing syncs, in seconds; every rank syncs alike. */
 static collie_status probe(collie_comm *comm, double *fastest)
@@ -86,7 +144,7 @@ static struct collie__arms *arms_of(collie_comm *comm, const struct collie__op *
 #define VERDICT_ALGO 0xffffu
 #define VERDICT_SKIP_PROBE (1u << 16)
 
-collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op)
+static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
 {
     const enum collie__coll coll = (enum collie__coll)op->desc.coll;
     const size_t bytes = op->count * op->elem_size;
@@ -116,15 +174,15 @@ collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op)
         }
         arms = placed->far ? NULL : arms_of(comm, op);
         arm = arms ? collie__arms_next(arms) : 1;
-        enum collie__algo_id run = arm ? COLLIE__ALGO_DIRECT : collie__window_algo(&m, coll, bytes);
+        const struct collie__algo *run =
+            arm ? branches_found()->direct[coll] : collie__adaptive_window(&m, coll, bytes);
         int skip = now - placed->probed_ns < COLLIE__ADAPTIVE_PROBE_NS;
         *(uint32_t *)collie__win_slot(comm, 0, parity) =
-            (uint32_t)run | (skip ? VERDICT_SKIP_PROBE : 0);
+            (uint32_t)run->wire | (skip ? VERDICT_SKIP_PROBE : 0);
         if (arms)
             COLLIE_TRACE("coll", "%s of %zu bytes: window %.1f us, direct %.1f us: runs %s",
                          collie__coll_name(coll), bytes, collie__arms_estimate(arms, 0) * 1e-3,
-                         collie__arms_estimate(arms, 1) * 1e-3,
-                         arm ? "direct" : collie__algo_name((int)run));
+                         collie__arms_estimate(arms, 1) * 1e-3, run->name);
     }
     /* a call that does not probe compares the ranks' descriptors here */
     collie_status st = collie__win_sync(comm);
@@ -133,8 +191,7 @@ collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op)
     /* local rank 0's verdict, the algorithm included: every rank runs the same, and probes alike */
     uint32_t verdict = *(const uint32_t *)collie__win_slot(comm, 0, parity);
     placed->skip_probe = (verdict & VERDICT_SKIP_PROBE) != 0;
-    const struct collie__algo *branch =
-        collie__select_entry(coll, (enum collie__algo_id)(verdict & VERDICT_ALGO));
+    const struct collie__algo *branch = collie__algo_of_wire(coll, (int)(verdict & VERDICT_ALGO));
     if (!branch)
         return collie__fail(comm, COLLIE_ERR_INTERNAL,
                             "%s: local rank 0 chose algorithm %u, which it has not",
@@ -145,3 +202,51 @@ collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op)
         collie__arms_record(arms, arm, collie__now_ns() - t0);
     return st;
 }
+
+/*
+ * Adaptive (adaptive.c): the faster of `window` (collie__adaptive_window_cost) and
+ * `direct`, as it learns them by timing both (arms.c), so the faster as
+ * these rates see them; select.c runs it where the rates may be wrong
+ * about which.  Its own cost: the verdict's sync, local rank 0's
+ * bookkeeping and its tries of the slower branch, measured at 2 ranks,
+ * 16 KiB, as 0.25-0.9 us over the window it ran, about three syncs.  Its
+ * probe's syncs come once a millisecond (COLLIE__ADAPTIVE_PROBE_NS): no
+ * call's share of them counts.
+ */
+#define ADAPTIVE_SYNCS 3
+static double adaptive_cost(machine *m, double window, double direct)
+{
+    if (!collie__cost_attach_offered(m))
+        return HUGE_VAL;
+    return ADAPTIVE_SYNCS * collie__cost_sync(m) + (window < direct ? window : direct);
+}
+
+static double adaptive_of(machine *m, enum collie__coll coll, double s)
+{
+    return adaptive_cost(m, collie__adaptive_window_cost(m, coll, (size_t)s),
+                         branches_found()->direct[coll]->cost(m, s, 1));
+}
+
+/* One descriptor a collective: adaptive stands for the window one of each. */
+#define ADAPTIVE(coll_, COLL)                                                                      \
+    static double coll_##_cost(machine *m, double s, int degree)                                   \
+    {                                                                                              \
+        (void)degree;                                                                              \
+        return adaptive_of(m, COLLIE_COLL_##COLL, s);                                              \
+    }                                                                                              \
+    const struct collie__algo collie__algo_##coll_##_adaptive = {                                  \
+        .name = "adaptive",                                                                        \
+        .wire = 14,                                                                                \
+        .coll = COLLIE_COLL_##COLL,                                                                \
+        .scope = COLLIE_SCOPE_HOST,                                                                \
+        .flags = COLLIE__ALGO_ATTACH | COLLIE__ALGO_PLACEMENT,                                     \
+        .run = adaptive,                                                                           \
+        .cost = coll_##_cost,                                                                      \
+    };
+ADAPTIVE(allreduce, ALLREDUCE)
+ADAPTIVE(reduce, REDUCE)
+ADAPTIVE(broadcast, BROADCAST)
+ADAPTIVE(allgather, ALLGATHER)
+ADAPTIVE(reduce_scatter, REDUCE_SCATTER)
+ADAPTIVE(alltoall, ALLTOALL)
+#undef ADAPTIVE

@@ -21,7 +21,17 @@
 
 struct collie__group;
 
+struct collie__machine;
+
 typedef collie_status (*collie__algo_fn)(collie_comm *comm, const struct collie__op *op);
+
+/*
+ * The predicted seconds of one call of `bytes` (count x element size, as
+ * the API takes it: one block for allgather, reduce_scatter and alltoall;
+ * the neighbour operations send `bytes` to each of `degree` peers) on
+ * machine m (cost.h); HUGE_VAL where the algorithm cannot run there.
+ */
+typedef double (*collie__cost_fn)(const struct collie__machine *m, double bytes, int degree);
 
 /*
  * Where an algorithm works: through one host's shared-memory window (HOST),
@@ -32,13 +42,82 @@ typedef collie_status (*collie__algo_fn)(collie_comm *comm, const struct collie_
  */
 enum collie__algo_scope { COLLIE_SCOPE_HOST, COLLIE_SCOPE_ANY };
 
+/*
+ * An ANY algorithm the model also offers on one host, where its cost says.
+ * A message tree does (broadcast_tree.c says why).
+ */
+#define COLLIE__ALGO_ON_HOST 1u
+/*
+ * Reads peers' buffers (collie__attach_ok): offered only where the kernel
+ * allowed it between every local pair, and refused by
+ * collie__select_check_forced where COLLIE_ALGO forces it and it did not.
+ */
+#define COLLIE__ALGO_ATTACH 2u
+/*
+ * Not compared by cost: run where the model's choice is a window algorithm
+ * that direct would beat were the ranks' CPUs to share no cache (select.c's
+ * placed(); adaptive.c finds in the call which placement it runs in).
+ */
+#define COLLIE__ALGO_PLACEMENT 4u
+/* Across hosts, run only where COLLIE_ALGO names it: not measured there against the others. */
+#define COLLIE__ALGO_FORCED_ACROSS 8u
+
+/*
+ * One algorithm of one collective, defined in the algorithm's own file and
+ * listed by one line in registry.c: the selector, the cost model,
+ * `collie info`, `collie sim` and the descriptors' algorithm numbers read
+ * nothing else.  docs/DESIGN.md walks through adding one.
+ */
 struct collie__algo {
-    enum collie__algo_id id; /* the name and the number on the wire (core/op.h) */
+    const char *name; /* COLLIE_ALGO's and `collie info`'s; one name may serve several
+                         collectives (allreduce:ring, reduce:ring) */
+    uint8_t wire;     /* the name's number in every call's descriptor (core/op.h), which ranks
+                         compare: part of the protocol between builds, never reused or renumbered;
+                         1 .. COLLIE__ALGO_WIRE_LIMIT - 1 */
     enum collie__coll coll;
     enum collie__algo_scope scope;
+    unsigned flags; /* COLLIE__ALGO_*: where else the model offers it, what it needs */
     collie__algo_fn run;
-    unsigned flags; /* select.c's: where the model offers it, what it needs */
+    collie__cost_fn cost;
+    /* Its time in a call that starts with every rank synced, as adaptive runs it; NULL: cost's. */
+    collie__cost_fn synced_cost;
 };
+
+/* The registry (registry.c): every algorithm, in `collie info`'s order. */
+extern const struct collie__algo *const collie__algos[];
+extern const int collie__algo_count;
+
+/*
+ * Checks a list of n descriptors as the registry must be: each has a name,
+ * run and cost; every number names one name and every name has one number,
+ * in 1 .. COLLIE__ALGO_WIRE_LIMIT - 1; no collective lists a name twice.
+ * 0, or -1 with what is wrong in err.
+ */
+int collie__algo_check(const struct collie__algo *const *list, int n, char *err, size_t errlen);
+
+/*
+ * The registry's check, made once: NULL, or what is wrong (the index by
+ * number is then empty).  collie__select_init refuses to start on a wrong one.
+ */
+const char *collie__algo_registry_check(void);
+
+/* Algorithm number `wire` of collective coll, or NULL where coll has none. */
+const struct collie__algo *collie__algo_of_wire(int coll, int wire);
+
+/* The algorithm named by the first len bytes of name for collective coll, or NULL. */
+const struct collie__algo *collie__algo_find(int coll, const char *name, size_t len);
+
+/* The name of algorithm number `wire`, or NULL: core's messages name numbers by it. */
+const char *collie__algo_wire_name(int wire);
+
+/*
+ * The predicted seconds of algorithm `name` of collective coll for a call
+ * of `bytes` on m (collie__cost_fn); HUGE_VAL where coll has no such
+ * algorithm.  For the tools and the tests; the selector calls the
+ * descriptors' cost itself.
+ */
+double collie__cost(const struct collie__machine *m, int coll, const char *name, size_t bytes,
+                    int degree);
 
 /* Copies into the user's output: streaming past the caches when op->stream_out says so. */
 static inline void collie__copy_out(const struct collie__op *op, void *dst, const void *src,
@@ -82,18 +161,13 @@ static inline unsigned char *collie__reduce_work(collie_comm *comm, const struct
     return work;
 }
 
-/* Host-local algorithms (shared-memory window). */
-/* root < 0: every rank receives the result (allreduce); else only root (reduce). */
-collie_status collie__oneshot(collie_comm *comm, const struct collie__op *op, int root);
-collie_status collie__twoshot(collie_comm *comm, const struct collie__op *op, int root);
 /*
- * The same in one copy, reading and writing peers' buffers (shm.h's attach;
- * collie__attach_ok), a piece of COLLIE__DIRECT_PIECE_SLOTS slots / n at a
+ * Direct (direct.c): allreduce and reduce in one copy, reading and writing
+ * peers' buffers (shm.h's attach; collie__attach_ok), a piece of COLLIE__DIRECT_PIECE_SLOTS slots / n at a
  * time: larger pieces than a round's take fewer system calls, measured
  * 2-17% faster from 1 MiB up at 2 ranks.
  */
 #define COLLIE__DIRECT_PIECE_SLOTS 4
-collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root);
 /*
  * The single-copy algorithms' addresses (direct.c): starts a round and puts
  * where this rank's input and output lie (output NULL: it receives nothing)
@@ -123,8 +197,8 @@ collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie
  */
 unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece);
 /*
- * A window algorithm (twoshot, staged; an alltoall's pairwise exchange
- * where the model prices it below staged: cost.h's collie__window_algo) or
+ * Adaptive (adaptive.c): a window algorithm (twoshot, staged; an alltoall's
+ * pairwise exchange where the model prices it below staged) or
  * its single copy (direct), chosen in the call by local rank 0
  * (adaptive.c): it tells from how fast the ranks' CPUs hand each other a
  * cache line whether the host placed them near (sharing a cache) or far (a
@@ -135,17 +209,26 @@ unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece
 #define COLLIE__ADAPTIVE_PROBES 8
 /* How long local rank 0 trusts a probe's finding: calls within it sync once, and do not probe. */
 #define COLLIE__ADAPTIVE_PROBE_NS 1000000u
-collie_status collie__adaptive(collie_comm *comm, const struct collie__op *op);
-collie_status collie__broadcast_staged(collie_comm *comm, const struct collie__op *op);
-/* The same in one copy (shm.h's attach): each rank reads from the peers' own buffers. */
-collie_status collie__broadcast_direct(collie_comm *comm, const struct collie__op *op);
-collie_status collie__allgather_direct(collie_comm *comm, const struct collie__op *op);
-collie_status collie__reduce_scatter_direct(collie_comm *comm, const struct collie__op *op);
-collie_status collie__alltoall_direct(collie_comm *comm, const struct collie__op *op);
-collie_status collie__allgather_staged(collie_comm *comm, const struct collie__op *op);
-collie_status collie__reduce_scatter_staged(collie_comm *comm, const struct collie__op *op);
-collie_status collie__alltoall_staged(collie_comm *comm, const struct collie__op *op);
-collie_status collie__barrier_sync(collie_comm *comm, const struct collie__op *op);
+/*
+ * The window algorithm adaptive stands for among coll's: twoshot, a
+ * reduce's oneshot, the staged ones; NULL where coll has no adaptive.
+ */
+const struct collie__algo *collie__adaptive_near(enum collie__coll coll);
+/*
+ * The window algorithm it runs for a call of `bytes` where the CPUs share a
+ * cache: its near one, or for an alltoall the pairwise exchange through the
+ * pairs' rings where that costs less on m (measured at 2 ranks, 16 KiB-4
+ * MiB: 1.2-1.6x ahead of staged and direct, but 1.8-2.5x behind direct
+ * where the CPUs share no cache, which adaptive hedges).
+ */
+const struct collie__algo *collie__adaptive_window(const struct collie__machine *m,
+                                                   enum collie__coll coll, size_t bytes);
+/*
+ * The predicted seconds of that window algorithm as adaptive runs it: after
+ * its verdict's sync, every rank synced (a descriptor's synced_cost).
+ */
+double collie__adaptive_window_cost(const struct collie__machine *m, enum collie__coll coll,
+                                    size_t bytes);
 
 /*
  * Point-to-point algorithms (xfer.h), for any placement of ranks.  The group
@@ -177,27 +260,11 @@ collie_status collie__exchange_reduce(collie_comm *comm, int to, const void *sbu
                                       int from, void *dst, const void *mine, size_t count,
                                       collie_dtype dtype, collie_op op, int theirs_first);
 
-collie_status collie__allreduce_ring(collie_comm *comm, const struct collie__op *op);
-collie_status collie__allreduce_rab(collie_comm *comm, const struct collie__op *op);
-collie_status collie__allreduce_rd(collie_comm *comm, const struct collie__op *op);
-collie_status collie__reduce_ring(collie_comm *comm, const struct collie__op *op);
-collie_status collie__reduce_rd(collie_comm *comm, const struct collie__op *op);
-collie_status collie__reduce_scatter_ring(collie_comm *comm, const struct collie__op *op);
-collie_status collie__allgather_ring(collie_comm *comm, const struct collie__op *op);
-collie_status collie__broadcast_tree(collie_comm *comm, const struct collie__op *op);
-collie_status collie__reduce_tree(collie_comm *comm, const struct collie__op *op);
-collie_status collie__alltoall_pairwise(collie_comm *comm, const struct collie__op *op);
-collie_status collie__barrier_dissemination(collie_comm *comm, const struct collie__op *op);
-
 /* One step of decentralized averaging, or gathering, over op->nbr (neighbor_allreduce.c). */
 collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie__op *op);
-/* The same between hosts, op->nbr in host numbers (hierarchical_neighbor.c). */
-collie_status collie__hierarchical_neighbor_allreduce(collie_comm *comm,
-                                                      const struct collie__op *op);
 
 /* Across hosts: shared memory within each host, TCP between them (hierarchical.c). */
 #define COLLIE__HIER_RD_MAX_BYTES (64u << 10) /* cross-host slices below this: recursive doubling */
-collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct collie__op *op);
 
 /*
  * The hierarchical algorithms' slices: each chunk of the data splits into
@@ -255,15 +322,13 @@ collie_status collie__select_check_forced(collie_comm *comm);
 
 /*
  * The algorithm for op: COLLIE_ALGO's, else the cost model's; logged once at
- * INFO.  The caller puts its id in the call's descriptor.
+ * INFO.  The caller puts its number (wire) in the call's descriptor.
  */
 const struct collie__algo *collie__select(collie_comm *comm, const struct collie__op *op);
 
 /* The same choice, without logging it: for the tools' API (src/api/tools.c). */
 const struct collie__algo *collie__select_peek(const collie_comm *comm,
                                                const struct collie__op *op);
-
-struct collie__machine;
 
 /*
  * The process's rates for the cost model (the defaults, or COLLIE_MACHINE's
@@ -291,12 +356,6 @@ void collie__select_machine(const collie_comm *comm, struct collie__machine *m);
  */
 const struct collie__algo *collie__select_on(const struct collie__machine *m, int coll,
                                              size_t bytes);
-
-/* Algorithm `id` of collective coll, or NULL where coll has none. */
-const struct collie__algo *collie__select_entry(int coll, enum collie__algo_id id);
-
-/* The algorithm `name` of collective coll, or NULL. */
-const struct collie__algo *collie__select_named(int coll, const char *name);
 
 /*
  * Whether op is latency-bound by the cost model: its predicted time is less

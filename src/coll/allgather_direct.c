@@ -16,9 +16,10 @@
 
 #include "../transport/shm.h"
 #include "algo.h"
+#include "cost_terms.h"
 
 /* op->sendbuf is this rank's block (coll.c resolved the in-place forms). */
-collie_status collie__allgather_direct(collie_comm *comm, const struct collie__op *op)
+static collie_status allgather_direct(collie_comm *comm, const struct collie__op *op)
 {
     const int n = comm->local_size, me = comm->local_rank;
     const size_t bytes = op->count * op->elem_size;
@@ -39,3 +40,21 @@ collie_status collie__allgather_direct(collie_comm *comm, const struct collie__o
     collie_status last = collie__win_sync(comm);
     return st != COLLIE_OK ? st : last;
 }
+
+/* The host's buffers that must stay in cache: every rank's block in, and n blocks out. */
+static double allgather_direct_cost(machine *m, double s, int degree)
+{
+    double L = m->ranks_per_host; /* in double: L * L overflows an int */
+    (void)degree;
+    return collie__cost_gather_direct(m, s, L * (L + 1) * s, collie__cost_attach_offered(m));
+}
+
+const struct collie__algo collie__algo_allgather_direct = {
+    .name = "direct",
+    .wire = 13,
+    .coll = COLLIE_COLL_ALLGATHER,
+    .scope = COLLIE_SCOPE_HOST,
+    .flags = COLLIE__ALGO_ATTACH,
+    .run = allgather_direct,
+    .cost = allgather_direct_cost,
+};

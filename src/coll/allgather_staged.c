@@ -7,9 +7,10 @@
 
 #include "../transport/shm.h"
 #include "algo.h"
+#include "cost_terms.h"
 
 /* op->sendbuf is this rank's block (coll.c resolved the in-place forms). */
-collie_status collie__allgather_staged(collie_comm *comm, const struct collie__op *op)
+static collie_status allgather_staged(collie_comm *comm, const struct collie__op *op)
 {
     const int n = comm->local_size, me = comm->local_rank;
     const size_t es = op->elem_size, chunk = collie__win_bytes(comm) / es, count = op->count;
@@ -31,3 +32,21 @@ collie_status collie__allgather_staged(collie_comm *comm, const struct collie__o
     }
     return COLLIE_OK;
 }
+
+/* Stage the block, one sync, copy n blocks out. */
+static double allgather_staged_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double n = m->ranks_per_host, held = (1 + n) * s;
+    return collie__cost_rounds(m, s) * collie__cost_sync(m) +
+           collie__cost_move(m, collie__cost_blocks_beta(m, held), held, held);
+}
+
+const struct collie__algo collie__algo_allgather_staged = {
+    .name = "staged",
+    .wire = 7,
+    .coll = COLLIE_COLL_ALLGATHER,
+    .scope = COLLIE_SCOPE_HOST,
+    .run = allgather_staged,
+    .cost = allgather_staged_cost,
+};

@@ -16,8 +16,9 @@
 
 #include "../transport/shm.h"
 #include "algo.h"
+#include "cost_terms.h"
 
-collie_status collie__alltoall_direct(collie_comm *comm, const struct collie__op *op)
+static collie_status alltoall_direct(collie_comm *comm, const struct collie__op *op)
 {
     const int n = comm->local_size, me = comm->local_rank;
     const size_t bytes = op->count * op->elem_size, all = (size_t)n * bytes;
@@ -49,3 +50,25 @@ collie_status collie__alltoall_direct(collie_comm *comm, const struct collie__op
         collie__copy(op->recvbuf, out, all);
     return st != COLLIE_OK ? st : last;
 }
+
+/*
+ * The host's buffers that must stay in cache: every rank's n blocks in and
+ * out.  Offered on a crowded host too (cost_terms.h's
+ * collie__cost_attach_offered_alltoall).
+ */
+static double alltoall_direct_cost(machine *m, double s, int degree)
+{
+    double L = m->ranks_per_host; /* in double: L * L overflows an int */
+    (void)degree;
+    return collie__cost_gather_direct(m, s, 2 * L * L * s, collie__cost_attach_offered_alltoall(m));
+}
+
+const struct collie__algo collie__algo_alltoall_direct = {
+    .name = "direct",
+    .wire = 13,
+    .coll = COLLIE_COLL_ALLTOALL,
+    .scope = COLLIE_SCOPE_HOST,
+    .flags = COLLIE__ALGO_ATTACH,
+    .run = alltoall_direct,
+    .cost = alltoall_direct_cost,
+};

@@ -8,9 +8,10 @@
 
 #include "../transport/shm.h"
 #include "algo.h"
+#include "cost_terms.h"
 #include "staged_blocks.h"
 
-collie_status collie__alltoall_staged(collie_comm *comm, const struct collie__op *op)
+static collie_status alltoall_staged(collie_comm *comm, const struct collie__op *op)
 {
     const int n = comm->local_size, me = comm->local_rank;
     const size_t es = op->elem_size, count = op->count, w = collie__block_window(comm, es);
@@ -30,3 +31,21 @@ collie_status collie__alltoall_staged(collie_comm *comm, const struct collie__op
     }
     return COLLIE_OK;
 }
+
+/* Stage n blocks, one sync, copy n blocks out. */
+static double alltoall_staged_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double n = m->ranks_per_host;
+    return collie__cost_rounds(m, n * s) * collie__cost_sync(m) +
+           collie__cost_move(m, collie__cost_staged_beta(m, 2 * n * s), 2 * n * s, 2 * n * s);
+}
+
+const struct collie__algo collie__algo_alltoall_staged = {
+    .name = "staged",
+    .wire = 7,
+    .coll = COLLIE_COLL_ALLTOALL,
+    .scope = COLLIE_SCOPE_HOST,
+    .run = alltoall_staged,
+    .cost = alltoall_staged_cost,
+};

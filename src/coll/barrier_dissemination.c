@@ -8,8 +8,9 @@
  */
 #include "../transport/xfer.h"
 #include "algo.h"
+#include "cost_terms.h"
 
-collie_status collie__barrier_dissemination(collie_comm *comm, const struct collie__op *op)
+static collie_status barrier_dissemination(collie_comm *comm, const struct collie__op *op)
 {
     (void)op;
     const int n = comm->size, me = comm->rank;
@@ -21,3 +22,20 @@ collie_status collie__barrier_dissemination(collie_comm *comm, const struct coll
     }
     return COLLIE_OK;
 }
+
+/* log2(n) rounds of a message with no data. */
+static double barrier_dissemination_cost(machine *m, double s, int degree)
+{
+    (void)s;
+    (void)degree;
+    return collie__cost_over_links(m, collie__cost_log2_steps(m->ranks), 0);
+}
+
+const struct collie__algo collie__algo_barrier_dissemination = {
+    .name = "dissemination",
+    .wire = 11,
+    .coll = COLLIE_COLL_BARRIER,
+    .scope = COLLIE_SCOPE_ANY,
+    .run = barrier_dissemination,
+    .cost = barrier_dissemination_cost,
+};

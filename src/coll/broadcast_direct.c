@@ -16,8 +16,9 @@
  */
 #include "../transport/shm.h"
 #include "algo.h"
+#include "cost_terms.h"
 
-collie_status collie__broadcast_direct(collie_comm *comm, const struct collie__op *op)
+static collie_status broadcast_direct(collie_comm *comm, const struct collie__op *op)
 {
     const int n = comm->local_size, root = collie__local_index(comm, op->root);
     const size_t es = op->elem_size, bytes = op->count * es;
@@ -42,3 +43,32 @@ collie_status collie__broadcast_direct(collie_comm *comm, const struct collie__o
     collie_status last = collie__win_sync(comm);
     return st != COLLIE_OK ? st : last;
 }
+
+/*
+ * The other collectives' single copies (broadcast_direct.c, ...): two
+ * syncs; each rank copies what it receives from the peers' buffers, a
+ * system call per peer's block (per piece, for reduce_scatter's reduction),
+ * all ranks at once; allgather and alltoall copy their own block too.  In
+ * a broadcast the root writes the last 1/n of the message into every
+ * receiver while each reads the rest: (n-1)/n of it each, the root's n-1
+ * calls the longest.
+ */
+static double broadcast_direct_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double n = m->ranks_per_host, share = (n - 1) / n * s; /* what each copies */
+    if (!collie__cost_attach_offered(m))
+        return HUGE_VAL;
+    return 2 * collie__cost_sync(m) + collie__cost_attach(m, n - 1, share, n * s) +
+           collie__cost_written(m, share, n * s);
+}
+
+const struct collie__algo collie__algo_broadcast_direct = {
+    .name = "direct",
+    .wire = 13,
+    .coll = COLLIE_COLL_BROADCAST,
+    .scope = COLLIE_SCOPE_HOST,
+    .flags = COLLIE__ALGO_ATTACH,
+    .run = broadcast_direct,
+    .cost = broadcast_direct_cost,
+};

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cost.h - the cost model: the time each algorithm takes on a machine.  One
+ * cost.h - the cost model: the machine each algorithm's price is computed
+ * on (its descriptor's cost, algo.h, in the terms of cost_terms.h).  One
  * model, two users: select.c, which runs the cheapest algorithm on the job's
  * own machine, and `collie sim` (tools/sim.c, through tools_api.h), which
  * predicts any machine from a description.  What the simulator predicts is
@@ -99,32 +100,5 @@ void collie__machine_write(const struct collie__machine *m, FILE *out);
 
 /* Fills what the placement leaves open: hosts from ranks, cores at least 1. 0, or -1 with err. */
 int collie__machine_check(struct collie__machine *m, char *err, size_t errlen);
-
-/*
- * The predicted seconds of algorithm `algo` for collective `coll` on m, for
- * a call of `bytes` = count x element size as the API takes it (one block
- * for allgather, reduce_scatter and alltoall; the neighbour operations send
- * `bytes` to each of `degree` peers).  HUGE_VAL for a pair that does not exist.
- */
-double collie__cost(const struct collie__machine *m, enum collie__coll coll,
-                    enum collie__algo_id algo, size_t bytes, int degree);
-
-/*
- * The window algorithm adaptive runs for a call of `bytes` of coll where
- * the CPUs share a cache: twoshot, a reduce's oneshot (its root reducing
- * alone), the staged ones; for an alltoall, the pairwise exchange through
- * the pairs' rings where it costs less than staged (measured at 2 ranks,
- * 16 KiB-4 MiB: 1.2-1.6x ahead of staged and direct, but 1.8-2.5x behind
- * direct where the CPUs share no cache, which adaptive hedges).
- */
-enum collie__algo_id collie__window_algo(const struct collie__machine *m, enum collie__coll coll,
-                                         size_t bytes);
-
-/*
- * The predicted seconds of that branch for the same call, as adaptive runs
- * it: after its verdict's sync, every rank synced, so a rooted collective's root
- * runs no piece ahead of the others.  HUGE_VAL where coll has no adaptive.
- */
-double collie__cost_window(const struct collie__machine *m, enum collie__coll coll, size_t bytes);
 
 #endif

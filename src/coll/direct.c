@@ -26,6 +26,7 @@
 #include "../reduce/reduce.h"
 #include "../transport/shm.h"
 #include "algo.h"
+#include "cost_terms.h"
 
 /* What each rank publishes in its slot: addresses in its own address space. */
 struct published {
@@ -129,7 +130,7 @@ static size_t slice_start(size_t count, size_t es, int r, int n, int root)
     return (size_t)((unsigned __int128)count * before / total);
 }
 
-collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int root)
+static collie_status direct(collie_comm *comm, const struct collie__op *op, int root)
 {
     const int n = comm->local_size, me = comm->local_rank;
     const size_t es = op->elem_size;
@@ -168,3 +169,52 @@ collie_status collie__direct(collie_comm *comm, const struct collie__op *op, int
     collie_status last = collie__win_sync(comm);
     return st != COLLIE_OK ? st : last;
 }
+
+static collie_status allreduce_direct(collie_comm *comm, const struct collie__op *op)
+{
+    return direct(comm, op, -1);
+}
+
+static collie_status reduce_direct(collie_comm *comm, const struct collie__op *op)
+{
+    return direct(comm, op, op->root);
+}
+
+/*
+ * Direct (direct.c): two syncs; each rank copies its slice of every peer's
+ * input in, and the reduced slice out to every peer, in pieces of
+ * COLLIE__DIRECT_PIECE_SLOTS slots / n, by a system call each, at the
+ * attach rate; it reads and writes its own slice, and the pieces it copied,
+ * in cache.
+ */
+static double direct_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double n = m->ranks_per_host, slice = s / n;
+    if (!collie__cost_attach_offered(m))
+        return HUGE_VAL;
+    double calls = 2 * (n - 1) * ceil(s / (COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes));
+    return 2 * collie__cost_sync(m) +
+           collie__cost_attach(m, calls, 2 * (n - 1) * slice, 2 * s * n) +
+           collie__cost_move(m, collie__cost_reduction_beta(m, s), 2 * slice, 2 * (n - 1) * slice);
+}
+
+const struct collie__algo collie__algo_allreduce_direct = {
+    .name = "direct",
+    .wire = 13,
+    .coll = COLLIE_COLL_ALLREDUCE,
+    .scope = COLLIE_SCOPE_HOST,
+    .flags = COLLIE__ALGO_ATTACH,
+    .run = allreduce_direct,
+    .cost = direct_cost,
+};
+
+const struct collie__algo collie__algo_reduce_direct = {
+    .name = "direct",
+    .wire = 13,
+    .coll = COLLIE_COLL_REDUCE,
+    .scope = COLLIE_SCOPE_HOST,
+    .flags = COLLIE__ALGO_ATTACH,
+    .run = reduce_direct,
+    .cost = direct_cost,
+};

@@ -20,6 +20,7 @@
 #include "../reduce/reduce.h"
 #include "../transport/shm.h"
 #include "algo.h"
+#include "cost_terms.h"
 #include "group.h"
 
 /* The cross-host step of allreduce: the owners of slice s allreduce it. */
@@ -69,7 +70,7 @@ collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie
     return COLLIE_OK;
 }
 
-collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct collie__op *op)
+static collie_status allreduce_hierarchical(collie_comm *comm, const struct collie__op *op)
 {
     int *members = collie__scratch(comm, COLLIE_SCRATCH_WORK, sizeof(int) * (size_t)comm->nhosts);
     if (!members)
@@ -78,3 +79,33 @@ collie_status collie__allreduce_hierarchical(collie_comm *comm, const struct col
     return collie__hierarchical_staged(comm, op, op->op == COLLIE_AVG ? COLLIE_SUM : op->op,
                                        across_hosts, members);
 }
+
+/*
+ * Hierarchical (hierarchical.c), per slot-sized chunk: copy in, sync, each
+ * local rank reduces its 1/L slice and allreduces it with its peers on the
+ * other hosts (recursive doubling below 64 KiB a slice, else the ring), sync,
+ * copy out.  The steps run one after another; the L slices share the link.
+ */
+static double allreduce_hierarchical_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double h = m->hosts, r = collie__cost_rounds(m, s), chunk = s / r,
+           slice = chunk / m->ranks_per_host;
+    double steps = 2 * (h - 1), link = 2 * (h - 1) / h;
+    if (slice < COLLIE__HIER_RD_MAX_BYTES) {
+        steps = collie__cost_log2_steps(m->hosts) + collie__cost_fold_steps(m->hosts);
+        link = steps;
+    }
+    return r * 2 * collie__cost_sync(m) + collie__cost_over_links(m, r * steps, link * s) +
+           collie__cost_move(m, collie__cost_reduction_beta(m, s), 3 * s,
+                             (2 + 1.0 / m->ranks_per_host) * s);
+}
+
+const struct collie__algo collie__algo_allreduce_hierarchical = {
+    .name = "hierarchical",
+    .wire = 6,
+    .coll = COLLIE_COLL_ALLREDUCE,
+    .scope = COLLIE_SCOPE_ANY,
+    .run = allreduce_hierarchical,
+    .cost = allreduce_hierarchical_cost,
+};

@@ -22,6 +22,7 @@
  * on every length.
  */
 #include "algo.h"
+#include "cost_terms.h"
 
 /* One neighbour step among the owners of slice s on the hosts, in place on buf. */
 static collie_status across_hosts(collie_comm *comm, const struct collie__op *op, int s,
@@ -43,8 +44,7 @@ static collie_status across_hosts(collie_comm *comm, const struct collie__op *op
     return collie__neighbor_allreduce(comm, &step);
 }
 
-collie_status collie__hierarchical_neighbor_allreduce(collie_comm *comm,
-                                                      const struct collie__op *op)
+static collie_status hierarchical_neighbor_allreduce(collie_comm *comm, const struct collie__op *op)
 {
     int *ranks = collie__scratch(comm, COLLIE_SCRATCH_WORK,
                                  sizeof(int) * (size_t)(op->nbr->nrecv + op->nbr->nsend + 1));
@@ -53,3 +53,24 @@ collie_status collie__hierarchical_neighbor_allreduce(collie_comm *comm,
     /* each host's mean is its node's value */
     return collie__hierarchical_staged(comm, op, COLLIE_AVG, across_hosts, ranks);
 }
+
+/*
+ * An allreduce in each host (its window's twoshot), then the neighbour step
+ * between hosts on a 1/L slice a rank.
+ */
+static double hierarchical_neighbor_cost(machine *m, double s, int degree)
+{
+    const struct collie__algo *twoshot = collie__algo_find(COLLIE_COLL_ALLREDUCE, "twoshot", 7);
+    const struct collie__algo *neighbor =
+        collie__algo_find(COLLIE_COLL_NEIGHBOR_ALLREDUCE, "neighbor", 8);
+    return twoshot->cost(m, s, 1) + neighbor->cost(m, s / m->ranks_per_host, degree);
+}
+
+const struct collie__algo collie__algo_hierarchical_neighbor_allreduce = {
+    .name = "hierarchical",
+    .wire = 6,
+    .coll = COLLIE_COLL_HIER_NEIGHBOR_ALLREDUCE,
+    .scope = COLLIE_SCOPE_ANY,
+    .run = hierarchical_neighbor_allreduce,
+    .cost = hierarchical_neighbor_cost,
+};

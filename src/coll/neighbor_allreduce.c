@@ -27,6 +27,7 @@
 
 #include "../transport/xfer.h"
 #include "algo.h"
+#include "cost_terms.h"
 
 #define CHUNK_BYTES ((size_t)512 << 10) /* wire bytes per message */
 
@@ -210,3 +211,39 @@ collie_status collie__neighbor_allreduce(collie_comm *comm, const struct collie_
             return st;
     }
 }
+
+/*
+ * Neighbour averaging: `degree` sends and receives of s at once.  Across
+ * hosts, the share of peers on other hosts is that of the exponential graph
+ * over ranks placed in blocks: of its log2(n) distances 2^k, those >= L
+ * leave the host; all of a host's ranks send through its link at once.
+ */
+static double neighbor_cost(machine *m, double s, int degree)
+{
+    if (m->hosts == 1)
+        return collie__cost_sync(m) +
+               collie__cost_move(m, m->host_beta, (1.0 + degree) * s, (1.0 + degree) * s);
+    double all = collie__cost_log2_steps(m->ranks),
+           near = collie__cost_log2_steps(m->ranks_per_host);
+    double away = all > near ? (all - near) / all : 1;
+    return collie__cost_over_links(m, 1, away * collie__cost_flows(m) * degree * s) +
+           collie__cost_move(m, m->host_beta, (1.0 + degree) * s, 0);
+}
+
+const struct collie__algo collie__algo_neighbor_allreduce = {
+    .name = "neighbor",
+    .wire = 12,
+    .coll = COLLIE_COLL_NEIGHBOR_ALLREDUCE,
+    .scope = COLLIE_SCOPE_ANY,
+    .run = collie__neighbor_allreduce,
+    .cost = neighbor_cost,
+};
+
+const struct collie__algo collie__algo_neighbor_allgather = {
+    .name = "neighbor",
+    .wire = 12,
+    .coll = COLLIE_COLL_NEIGHBOR_ALLGATHER,
+    .scope = COLLIE_SCOPE_ANY,
+    .run = collie__neighbor_allreduce,
+    .cost = neighbor_cost,
+};

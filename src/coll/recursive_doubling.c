@@ -12,6 +12,7 @@
 #include "../reduce/reduce.h"
 #include "../transport/xfer.h"
 #include "algo.h"
+#include "cost_terms.h"
 #include "group.h"
 
 collie_status collie__rd_allreduce(collie_comm *comm, const struct collie__group *g, const void *in,
@@ -41,13 +42,13 @@ collie_status collie__rd_allreduce(collie_comm *comm, const struct collie__group
     return st == COLLIE_OK ? collie__average(buf, count, dtype, op, divisor) : st;
 }
 
-collie_status collie__allreduce_rd(collie_comm *comm, const struct collie__op *op)
+static collie_status allreduce_rd(collie_comm *comm, const struct collie__op *op)
 {
     return collie__allreduce_all(comm, op, collie__rd_allreduce);
 }
 
 /* Reduce for small messages: the allreduce, kept by the root only. */
-collie_status collie__reduce_rd(collie_comm *comm, const struct collie__op *op)
+static collie_status reduce_rd(collie_comm *comm, const struct collie__op *op)
 {
     struct collie__group g = collie__group_all(comm);
     unsigned char *work = collie__reduce_work(comm, op);
@@ -55,3 +56,34 @@ collie_status collie__reduce_rd(collie_comm *comm, const struct collie__op *op)
         return comm->failed;
     return collie__rd_allreduce(comm, &g, work, work, op->count, op->dtype, op->op, comm->size);
 }
+
+/*
+ * Recursive doubling: log2(n) exchanges of everything; the log2(H) at
+ * distances >= L cross the link, L flows at once (and the folds).
+ */
+static double allreduce_rd_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double steps = collie__cost_log2_steps(m->ranks) + collie__cost_fold_steps(m->ranks);
+    double link = collie__cost_flows(m) *
+                  (collie__cost_log2_steps(m->hosts) + collie__cost_fold_steps(m->ranks));
+    return collie__cost_over_links(m, steps, (m->hosts > 1 ? link : steps) * s);
+}
+
+const struct collie__algo collie__algo_allreduce_rd = {
+    .name = "rd",
+    .wire = 4,
+    .coll = COLLIE_COLL_ALLREDUCE,
+    .scope = COLLIE_SCOPE_ANY,
+    .run = allreduce_rd,
+    .cost = allreduce_rd_cost,
+};
+
+const struct collie__algo collie__algo_reduce_rd = {
+    .name = "rd",
+    .wire = 4,
+    .coll = COLLIE_COLL_REDUCE,
+    .scope = COLLIE_SCOPE_ANY,
+    .run = reduce_rd,
+    .cost = allreduce_rd_cost,
+};

@@ -17,8 +17,9 @@
 
 #include "../transport/shm.h"
 #include "algo.h"
+#include "cost_terms.h"
 
-collie_status collie__reduce_scatter_direct(collie_comm *comm, const struct collie__op *op)
+static collie_status reduce_scatter_direct(collie_comm *comm, const struct collie__op *op)
 {
     const size_t es = op->elem_size, count = op->count, base = (size_t)comm->rank * count;
     size_t piece;
@@ -41,3 +42,25 @@ collie_status collie__reduce_scatter_direct(collie_comm *comm, const struct coll
         collie__copy(op->recvbuf, out, count * es);
     return st != COLLIE_OK ? st : last;
 }
+
+static double reduce_scatter_direct_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double n = m->ranks_per_host;
+    if (!collie__cost_attach_offered(m))
+        return HUGE_VAL;
+    double piece = COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes / n;
+    return 2 * collie__cost_sync(m) +
+           collie__cost_attach(m, (n - 1) * ceil(s / piece), (n - 1) * s, n * (n + 1) * s) +
+           collie__cost_move(m, m->host_beta, 2 * s, (n - 1) * s);
+}
+
+const struct collie__algo collie__algo_reduce_scatter_direct = {
+    .name = "direct",
+    .wire = 13,
+    .coll = COLLIE_COLL_REDUCE_SCATTER,
+    .scope = COLLIE_SCOPE_HOST,
+    .flags = COLLIE__ALGO_ATTACH,
+    .run = reduce_scatter_direct,
+    .cost = reduce_scatter_direct_cost,
+};

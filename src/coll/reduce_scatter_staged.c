@@ -10,9 +10,10 @@
 #include "../reduce/reduce.h"
 #include "../transport/shm.h"
 #include "algo.h"
+#include "cost_terms.h"
 #include "staged_blocks.h"
 
-collie_status collie__reduce_scatter_staged(collie_comm *comm, const struct collie__op *op)
+static collie_status reduce_scatter_staged(collie_comm *comm, const struct collie__op *op)
 {
     const int n = comm->local_size, me = comm->local_rank;
     const size_t es = op->elem_size, count = op->count, w = collie__block_window(comm, es);
@@ -32,3 +33,26 @@ collie_status collie__reduce_scatter_staged(collie_comm *comm, const struct coll
     }
     return COLLIE_OK;
 }
+
+/*
+ * Stage n blocks (read n of the input, write n of the slot), one sync,
+ * reduce one block from n slots into the output.  (The input used to be
+ * counted twice: measured at 2 ranks, 8 MiB blocks took 1.8 ms, where that
+ * predicted 3.2.)
+ */
+static double reduce_scatter_staged_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double n = m->ranks_per_host, held = (n + 1) * s;
+    return collie__cost_rounds(m, n * s) * collie__cost_sync(m) +
+           collie__cost_move(m, collie__cost_blocks_beta(m, held), held, 2 * n * s);
+}
+
+const struct collie__algo collie__algo_reduce_scatter_staged = {
+    .name = "staged",
+    .wire = 7,
+    .coll = COLLIE_COLL_REDUCE_SCATTER,
+    .scope = COLLIE_SCOPE_HOST,
+    .run = reduce_scatter_staged,
+    .cost = reduce_scatter_staged_cost,
+};

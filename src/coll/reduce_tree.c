@@ -16,8 +16,9 @@
 #include "../reduce/reduce.h"
 #include "../transport/xfer.h"
 #include "algo.h"
+#include "cost_terms.h"
 
-collie_status collie__reduce_tree(collie_comm *comm, const struct collie__op *op)
+static collie_status reduce_tree(collie_comm *comm, const struct collie__op *op)
 {
     const int n = comm->size, vme = (comm->rank - op->root + n) % n;
     const size_t bytes = op->count * op->elem_size;
@@ -44,3 +45,41 @@ collie_status collie__reduce_tree(collie_comm *comm, const struct collie__op *op
     }
     return collie__average(op->recvbuf, op->count, op->dtype, op->op, n); /* the root */
 }
+
+/*
+ * A reduce also combines its children's messages with its input, in cache:
+ * 3 s where it runs ahead (fitted at 2 ranks, 1-256 KiB; at 4 and 8 ranks
+ * on 2 cores, 8-64 KiB, within 30% of it).  Crowded beyond, fitted as 3.5
+ * s of memory (measured at 4 and 8 ranks on 2 cores, while the tree still
+ * copied its input first: twoshot 1.5-2x faster from 128 KiB at 4 ranks
+ * and 256 KiB at 8).  Beyond a slot's bytes, the root takes the whole
+ * message into a buffer of memory before it combines: 7 s of memory
+ * (measured at 2 ranks: 168 us at 1 MiB, 5.96 ms at 16 MiB, 31.6 ms at 64
+ * MiB, where 3 s at a reduction's rate said 112 us, 2.1 ms and 8.6 ms with
+ * a tuned description, and chose it over `direct`'s 3.9 and 22.7 ms).  So
+ * on a crowded host too (measured at 4 and 8 ranks on 2 cores: 0.54-0.77
+ * and 1.45 ms at 1 MiB, 70 and 165 ms at 64 MiB, where 3.5 s said 0.58
+ * and 1.15, 36.9 and 73.7 ms with the default rates, near `twoshot`, and
+ * a tuned description chose the tree over `twoshot`'s 1.8 and 4.1 ms at 4
+ * MiB).
+ */
+static double reduce_tree_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    if (s > (double)m->slot_bytes)
+        return collie__cost_tree(m, s, 7 * s, m->host_beta);
+    if (collie__cost_switched(m, s))
+        return collie__cost_tree(m, s, 3.5 * s, m->host_beta);
+    return collie__cost_tree(m, s, 3 * s, collie__cost_resident_beta(m, s));
+}
+
+/* On one host as broadcast_tree.c's; across hosts only where forced (not measured there). */
+const struct collie__algo collie__algo_reduce_tree = {
+    .name = "tree",
+    .wire = 8,
+    .coll = COLLIE_COLL_REDUCE,
+    .scope = COLLIE_SCOPE_ANY,
+    .flags = COLLIE__ALGO_ON_HOST | COLLIE__ALGO_FORCED_ACROSS,
+    .run = reduce_tree,
+    .cost = reduce_tree_cost,
+};

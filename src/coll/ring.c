@@ -17,6 +17,7 @@
 #include "../reduce/reduce.h"
 #include "../transport/xfer.h"
 #include "algo.h"
+#include "cost_terms.h"
 #include "group.h"
 
 struct blocks {
@@ -92,13 +93,13 @@ collie_status collie__ring_allreduce(collie_comm *comm, const struct collie__gro
     return st == COLLIE_OK ? allgather(comm, g, buf, &b) : st;
 }
 
-collie_status collie__allreduce_ring(collie_comm *comm, const struct collie__op *op)
+static collie_status allreduce_ring(collie_comm *comm, const struct collie__op *op)
 {
     return collie__allreduce_all(comm, op, collie__ring_allreduce);
 }
 
 /* Reduce: the ring's reduce-scatter, then every block to the root. */
-collie_status collie__reduce_ring(collie_comm *comm, const struct collie__op *op)
+static collie_status reduce_ring(collie_comm *comm, const struct collie__op *op)
 {
     struct collie__group g = collie__group_all(comm);
     const int n = comm->size, me = comm->rank;
@@ -119,7 +120,7 @@ collie_status collie__reduce_ring(collie_comm *comm, const struct collie__op *op
     return st;
 }
 
-collie_status collie__reduce_scatter_ring(collie_comm *comm, const struct collie__op *op)
+static collie_status reduce_scatter_ring(collie_comm *comm, const struct collie__op *op)
 {
     struct collie__group g = collie__group_all(comm);
     const size_t block = op->count * op->elem_size, n = (size_t)comm->size;
@@ -134,7 +135,7 @@ collie_status collie__reduce_scatter_ring(collie_comm *comm, const struct collie
     return st;
 }
 
-collie_status collie__allgather_ring(collie_comm *comm, const struct collie__op *op)
+static collie_status allgather_ring(collie_comm *comm, const struct collie__op *op)
 {
     struct collie__group g = collie__group_all(comm);
     const size_t block = op->count * op->elem_size;
@@ -144,3 +145,63 @@ collie_status collie__allgather_ring(collie_comm *comm, const struct collie__op 
     const struct blocks b = {op->count, 1, op->elem_size};
     return allgather(comm, &g, op->recvbuf, &b);
 }
+
+/* Flat ring: 2 (n-1) steps; one flow per host boundary carries 2 (n-1)/n of the data. */
+static double allreduce_ring_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double n = m->ranks;
+    return collie__cost_over_links(m, 2 * (n - 1), 2 * (n - 1) / n * s);
+}
+
+/* The ring's reduce-scatter, then every block to the root: its link takes (n-L)/n of the data. */
+static double reduce_ring_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double n = m->ranks;
+    return collie__cost_over_links(m, n, ((n - 1) + (n - collie__cost_flows(m))) / n * s);
+}
+
+/* Allgather and reduce_scatter rings: n-1 steps; a host boundary carries n-1 blocks. */
+static double block_ring_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double n = m->ranks;
+    return collie__cost_over_links(m, n - 1, (n - 1) * s);
+}
+
+const struct collie__algo collie__algo_allreduce_ring = {
+    .name = "ring",
+    .wire = 3,
+    .coll = COLLIE_COLL_ALLREDUCE,
+    .scope = COLLIE_SCOPE_ANY,
+    .run = allreduce_ring,
+    .cost = allreduce_ring_cost,
+};
+
+const struct collie__algo collie__algo_reduce_ring = {
+    .name = "ring",
+    .wire = 3,
+    .coll = COLLIE_COLL_REDUCE,
+    .scope = COLLIE_SCOPE_ANY,
+    .run = reduce_ring,
+    .cost = reduce_ring_cost,
+};
+
+const struct collie__algo collie__algo_allgather_ring = {
+    .name = "ring",
+    .wire = 3,
+    .coll = COLLIE_COLL_ALLGATHER,
+    .scope = COLLIE_SCOPE_ANY,
+    .run = allgather_ring,
+    .cost = block_ring_cost,
+};
+
+const struct collie__algo collie__algo_reduce_scatter_ring = {
+    .name = "ring",
+    .wire = 3,
+    .coll = COLLIE_COLL_REDUCE_SCATTER,
+    .scope = COLLIE_SCOPE_ANY,
+    .run = reduce_scatter_ring,
+    .cost = block_ring_cost,
+};

@@ -16,7 +16,10 @@
 
 struct collie__arms;
 
-_Static_assert(COLLIE__ALGO_LIMIT <= 32, "algo_logged keeps one bit per algorithm number");
+struct collie__algo;
+
+/* Algorithm numbers stay below this (registry.c checks): algo_logged keeps a bit for each. */
+#define COLLIE__ALGO_WIRE_LIMIT 32
 
 struct collie__coll_state {
     uint32_t algo_logged[COLLIE_COLL_COUNT]; /* bit per algorithm number whose choice was logged */
@@ -24,12 +27,12 @@ struct collie__coll_state {
     /*
      * The last choice per collective (select.c), reused while the size
      * repeats, as a training loop's do: the cost model took a tenth of a
-     * small broadcast's time.  slot: 1 + the entry's index in select.c's
-     * table; 0: none.  Written by the thread that runs the collectives.
+     * small broadcast's time.  NULL: none yet.  Written by the thread that
+     * runs the collectives.
      */
     struct collie__choice {
         size_t bytes;
-        uint16_t slot;
+        const struct collie__algo *algo;
     } last_choice[COLLIE_COLL_COUNT];
     /* adaptive.c's timings of its branches, local rank 0's: NULL until its first call */
     struct collie__arms *arms;

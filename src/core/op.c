@@ -39,17 +39,17 @@ static const char *const op_names[] = {
 };
 #define N_OPS (int)(sizeof op_names / sizeof op_names[0])
 
-static const char *const algo_names[COLLIE__ALGO_LIMIT] = {[COLLIE__ALGO_NONE] = "none",
-#define COLLIE__ALGO_NAME(id, name, number) [number] = name,
-                                                           COLLIE__ALGO_MAP(COLLIE__ALGO_NAME)
-#undef COLLIE__ALGO_NAME
-};
+static const char *(*_Atomic algo_namer)(int algo);
+
+void collie__algo_set_namer(const char *(*namer)(int algo)) { algo_namer = namer; }
 
 const char *collie__algo_name(int algo)
 {
     static _Thread_local char buf[32];
-    if (algo >= 0 && algo < COLLIE__ALGO_LIMIT && algo_names[algo])
-        return algo_names[algo];
+    const char *(*namer)(int) = algo_namer;
+    const char *name = algo == COLLIE__ALGO_NONE ? "none" : namer ? namer(algo) : NULL;
+    if (name)
+        return name;
     snprintf(buf, sizeof buf, "algo(%d)", algo);
     return buf;
 }

@@ -29,35 +29,10 @@ enum collie__coll {
 };
 
 /*
- * The algorithms, by name, with the number that stands for each on the wire
- * and in shared memory: X(ID, "name", number).  Numbers are part of the
- * protocol between builds: never reuse or renumber one, only append.  One
- * name may serve several collectives (allreduce:ring, reduce:ring): the
- * collective travels beside it.
+ * The algorithm number of send/recv and of calls that run no algorithm.
+ * The collective layer numbers its algorithms from 1 (coll/registry.c).
  */
-#define COLLIE__ALGO_MAP(X)                                                                        \
-    X(ONESHOT, "oneshot", 1)                                                                       \
-    X(TWOSHOT, "twoshot", 2)                                                                       \
-    X(RING, "ring", 3)                                                                             \
-    X(RD, "rd", 4)                                                                                 \
-    X(RABENSEIFNER, "rabenseifner", 5)                                                             \
-    X(HIERARCHICAL, "hierarchical", 6)                                                             \
-    X(STAGED, "staged", 7)                                                                         \
-    X(TREE, "tree", 8)                                                                             \
-    X(PAIRWISE, "pairwise", 9)                                                                     \
-    X(SYNC, "sync", 10)                                                                            \
-    X(DISSEMINATION, "dissemination", 11)                                                          \
-    X(NEIGHBOR, "neighbor", 12)                                                                    \
-    X(DIRECT, "direct", 13)                                                                        \
-    X(ADAPTIVE, "adaptive", 14)
-
-enum collie__algo_id {
-    COLLIE__ALGO_NONE = 0, /* send/recv, and calls that run no algorithm */
-#define COLLIE__ALGO_ENUM(id, name, number) COLLIE__ALGO_##id = number,
-    COLLIE__ALGO_MAP(COLLIE__ALGO_ENUM)
-#undef COLLIE__ALGO_ENUM
-        COLLIE__ALGO_LIMIT /* one past the highest number */
-};
+#define COLLIE__ALGO_NONE 0
 
 /* Fixed-size and pointer-free: it lives in shared memory and travels on the wire. */
 struct collie__op_desc {
@@ -65,7 +40,7 @@ struct collie__op_desc {
     uint8_t coll; /* enum collie__coll */
     uint8_t dtype;
     uint8_t op;
-    uint8_t algo; /* enum collie__algo_id: ranks must agree on it */
+    uint8_t algo; /* the algorithm's number (coll/algo.h's wire): ranks must agree on it */
     int32_t root; /* root, or peer for send/recv, or a neighbour op's graph; -1 when unused */
     uint32_t pad; /* zero: the layout has no implicit padding */
     uint64_t count;
@@ -117,8 +92,16 @@ const char *collie__op_name(int op);
 #define COLLIE__DTYPE_COUNT (COLLIE_INT64 + 1)
 /* Bytes per element, or 0 for an invalid dtype. */
 size_t collie__dtype_size(int dtype);
-/* "ring", ... or "algo(42)" for a number no algorithm has (never NULL). */
+/*
+ * "ring", ... or "algo(42)" for a number no algorithm has (never NULL):
+ * "none" for COLLIE__ALGO_NONE, the others as the namer says.
+ */
 const char *collie__algo_name(int algo);
+/*
+ * Sets who names the algorithm numbers: the collective layer, which defines
+ * them (core is below it).  Until set, numbers print as "algo(N)".
+ */
+void collie__algo_set_namer(const char *(*namer)(int algo));
 /* Whether two ranks' descriptors describe the same call (the algorithm included). */
 int collie__desc_equal(const struct collie__op_desc *a, const struct collie__op_desc *b);
 /* Writes e.g. "allreduce(count=1000, float32, sum)" into buf. */

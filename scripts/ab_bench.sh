@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # A/B: two builds of collie measured side by side, alternating A B A B, so that
-# the machine's swings (docs/PERFORMANCE.md) fall on both alike.
+# the machine's swings (docs/NOTES.md) fall on both alike.
 #   ab_bench.sh ROUNDS OUT_DIR COLLIE_A COLLIE_B -- BENCH_ARGS...
 # Runs `COLLIE_X bench BENCH_ARGS --csv OUT_DIR/X.ROUND.csv` ROUNDS times each,
 # then prints per collective and size: A's and B's median of the per-round mean times

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The decentralized-averaging figure (docs/PERFORMANCE.md): per-step time of
+# The decentralized-averaging figure (docs/NOTES.md): per-step time of
 # collie's best allreduce, neighbor_allreduce over static exponential-2 and
 # over the one-peer exponential schedule, and hierarchical neighbour
 # averaging (one-peer exponential over the hosts), for one model of SIZE

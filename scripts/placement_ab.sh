@@ -5,7 +5,7 @@
 # round after round, and
 # the rows split by the machine's state: the CPU-to-CPU handoff each row
 # carries (collie bench's cpu2cpu), near under 80 ns, far over 120.  On a
-# virtual machine whose host moves the vCPUs (docs/PERFORMANCE.md) the same
+# virtual machine whose host moves the vCPUs (docs/NOTES.md) the same
 # command meets both states; a round whose rows were taken in between counts
 # in neither.
 #   placement_ab.sh ROUNDS OUT_DIR [COLLIE] [BENCH_ARGS...]

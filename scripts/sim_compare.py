@@ -18,7 +18,7 @@ the model's pick was not measured), and the machine's state in which the row
 was measured: "far" where any of its runs (a file's rounds: their median) found
 a cache line's trip between two CPUs (the bench's handoff_ns) over twice the
 best of the configuration's rows, the placement in which the vCPUs share no
-cache (docs/PERFORMANCE.md); else "near", the rates the model predicts with;
+cache (docs/NOTES.md); else "near", the rates the model predicts with;
 "-" where the CSVs carry no handoff. Appends machine-readable rows to
 $SIM_VALIDATION if set; --summary reads them back: per configuration, the rows
 within the goals (15% at >= 64 KiB, 30% below) and how often the model's choice

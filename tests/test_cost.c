@@ -381,7 +381,7 @@ static void choice(void)
                   collie__coll_name(rooted[r]));
         }
     /*
-     * Alltoall at the library's rates on 2 cores (docs/PERFORMANCE.md,
+     * Alltoall at the library's rates on 2 cores (docs/NOTES.md,
      * *Alltoall on a crowded host*), a block's bytes: staged for small
      * blocks, direct for the middle (measured 1.3-2x faster), staged again
      * once the buffers spill the cache: from a rank's 4, 2 and 1 MiB at 4,
@@ -490,7 +490,7 @@ static void choice(void)
                   "direct where the window risks over 2.5x its time");
 
     /*
-     * The library's own rates, 2 ranks on 2 cores (docs/PERFORMANCE.md, *Reduce
+     * The library's own rates, 2 ranks on 2 cores (docs/NOTES.md, *Reduce
      * at 2 ranks*, *Timed in the call*): the root reducing alone in oneshot
      * up to 256 KiB (21 us, direct 41); from 1 MiB adaptive, which hedges the
      * placement and times oneshot against direct.  The allreduce's adaptive

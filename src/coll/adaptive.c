@@ -54,12 +54,14 @@
 #include "cost_terms.h"
 
 /*
- * The algorithms adaptive chooses between, per collective: the window one
- * it stands for (near), its single copy (direct), and for an alltoall the
- * pairwise exchange.  Looked up in the registry once.
+ * Per collective, adaptive's own descriptor and the algorithms it chooses
+ * between: the window one it stands for (near), its single copy (direct),
+ * and for an alltoall the pairwise exchange.  Looked up in the registry
+ * once: the selector asks for them on every choice.
  */
 struct branches {
-    const struct collie__algo *near[COLLIE_COLL_COUNT], *direct[COLLIE_COLL_COUNT], *pairwise;
+    const struct collie__algo *self[COLLIE_COLL_COUNT], *near[COLLIE_COLL_COUNT],
+        *direct[COLLIE_COLL_COUNT], *pairwise;
 };
 static struct branches branches;
 static pthread_once_t branches_once = PTHREAD_ONCE_INIT;
@@ -70,7 +72,8 @@ static void find_branches(void)
         const char *near = c == COLLIE_COLL_ALLREDUCE ? "twoshot"
                            : c == COLLIE_COLL_REDUCE  ? "oneshot"
                                                       : "staged";
-        if (collie__algo_find(c, "adaptive", 8)) {
+        branches.self[c] = collie__algo_find(c, "adaptive", 8);
+        if (branches.self[c]) {
             branches.near[c] = collie__algo_find(c, near, strlen(near));
             branches.direct[c] = collie__algo_find(c, "direct", 6);
         }
@@ -84,9 +87,19 @@ static const struct branches *branches_found(void)
     return &branches;
 }
 
+const struct collie__algo *collie__adaptive_of(enum collie__coll coll)
+{
+    return (unsigned)coll < COLLIE_COLL_COUNT ? branches_found()->self[coll] : NULL;
+}
+
 const struct collie__algo *collie__adaptive_near(enum collie__coll coll)
 {
     return (unsigned)coll < COLLIE_COLL_COUNT ? branches_found()->near[coll] : NULL;
+}
+
+const struct collie__algo *collie__adaptive_direct(enum collie__coll coll)
+{
+    return (unsigned)coll < COLLIE_COLL_COUNT ? branches_found()->direct[coll] : NULL;
 }
 
 const struct collie__algo *collie__adaptive_window(const struct collie__machine *m,
@@ -175,7 +188,7 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
         arms = placed->far ? NULL : arms_of(comm, op);
         arm = arms ? collie__arms_next(arms) : 1;
         const struct collie__algo *run =
-            arm ? branches_found()->direct[coll] : collie__adaptive_window(&m, coll, bytes);
+            arm ? collie__adaptive_direct(coll) : collie__adaptive_window(&m, coll, bytes);
         int skip = now - placed->probed_ns < COLLIE__ADAPTIVE_PROBE_NS;
         *(uint32_t *)collie__win_slot(comm, 0, parity) =
             (uint32_t)run->wire | (skip ? VERDICT_SKIP_PROBE : 0);
@@ -224,7 +237,7 @@ static double adaptive_cost(machine *m, double window, double direct)
 static double adaptive_of(machine *m, enum collie__coll coll, double s)
 {
     return adaptive_cost(m, collie__adaptive_window_cost(m, coll, (size_t)s),
-                         branches_found()->direct[coll]->cost(m, s, 1));
+                         collie__adaptive_direct(coll)->cost(m, s, 1));
 }
 
 /* One descriptor a collective: adaptive stands for the window one of each. */

@@ -110,15 +110,6 @@ const struct collie__algo *collie__algo_find(int coll, const char *name, size_t 
 /* The name of algorithm number `wire`, or NULL: core's messages name numbers by it. */
 const char *collie__algo_wire_name(int wire);
 
-/*
- * The predicted seconds of algorithm `name` of collective coll for a call
- * of `bytes` on m (collie__cost_fn); HUGE_VAL where coll has no such
- * algorithm.  For the tools and the tests; the selector calls the
- * descriptors' cost itself.
- */
-double collie__cost(const struct collie__machine *m, int coll, const char *name, size_t bytes,
-                    int degree);
-
 /* Copies into the user's output: streaming past the caches when op->stream_out says so. */
 static inline void collie__copy_out(const struct collie__op *op, void *dst, const void *src,
                                     size_t n)
@@ -209,11 +200,15 @@ unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece
 #define COLLIE__ADAPTIVE_PROBES 8
 /* How long local rank 0 trusts a probe's finding: calls within it sync once, and do not probe. */
 #define COLLIE__ADAPTIVE_PROBE_NS 1000000u
+/* coll's adaptive descriptor, or NULL where coll has none. */
+const struct collie__algo *collie__adaptive_of(enum collie__coll coll);
 /*
  * The window algorithm adaptive stands for among coll's: twoshot, a
  * reduce's oneshot, the staged ones; NULL where coll has no adaptive.
  */
 const struct collie__algo *collie__adaptive_near(enum collie__coll coll);
+/* Its single copy, `direct`; NULL where coll has no adaptive. */
+const struct collie__algo *collie__adaptive_direct(enum collie__coll coll);
 /*
  * The window algorithm it runs for a call of `bytes` where the CPUs share a
  * cache: its near one, or for an alltoall the pairwise exchange through the

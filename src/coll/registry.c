@@ -6,7 +6,6 @@
  * them here.  The order is `collie info`'s, and the selector's among equal
  * prices: the first listed wins.
  */
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -144,11 +143,4 @@ const struct collie__algo *collie__algo_find(int coll, const char *name, size_t 
             return a;
     }
     return NULL;
-}
-
-double collie__cost(const struct collie__machine *m, int coll, const char *name, size_t bytes,
-                    int degree)
-{
-    const struct collie__algo *a = collie__algo_find(coll, name, strlen(name));
-    return a ? a->cost(m, (double)bytes, degree) : HUGE_VAL;
 }

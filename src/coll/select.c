@@ -202,8 +202,8 @@ static const struct collie__algo *placed(const struct collie__machine *m,
                                          const struct collie__algo *best, size_t bytes)
 {
     enum collie__coll coll = best->coll;
-    const struct collie__algo *adaptive = collie__algo_find(coll, "adaptive", 8);
-    const struct collie__algo *direct = collie__algo_find(coll, "direct", 6);
+    const struct collie__algo *adaptive = collie__adaptive_of(coll);
+    const struct collie__algo *direct = collie__adaptive_direct(coll);
     if (!adaptive || !direct || !m->attach || m->hosts > 1 || best->scope != COLLIE_SCOPE_HOST)
         return best;
     struct collie__machine far = *m;

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The A6000 study's sweep on collie and Gloo (python -m collie.torch.a6000): ranks 1, 2, 4
+# The A6000 study's sweep on collie and Gloo (examples/a6000.py): ranks 1, 2, 4
 # on this host, batch sizes and classifier widths as given; one JSON line per
 # configuration in FILE.  Needs python3-torch, python3-torchvision, dataset-fashion-mnist.
 #   bash scripts/a6000.sh [--json FILE] [a6000 options...]
@@ -12,5 +12,5 @@ collie=${COLLIE:-$root/build/collie}
 export PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
 export COLLIE_LIBRARY=${COLLIE_LIBRARY:-$root/build/libcollie.so}
 for n in ${RANKS:-1 2 4}; do
-    "$collie" run -n "$n" /usr/bin/python3 -m collie.torch.a6000 "$@"
+    "$collie" run -n "$n" /usr/bin/python3 "$root/examples/a6000.py" "$@"
 done

@@ -9,7 +9,8 @@
 #   deps.sh --test   --bench's, clang-format (the tests check the formatting), clang and
 #                    libclang-rt-14-dev (libFuzzer: the fuzzing harnesses), procps (ps, pgrep)
 #                    python3 (the tests read the timeline's JSON), and numpy, PyTorch, pip and
-#                    setuptools (the Python package and the torch.distributed backend),
+#                    venv (the Python package and the torch.distributed backend; the
+#                    environment of torch 2.x that scripts/torch_env.sh makes),
 #                    torchvision (collie.torch.benchmark's models) and mpi4py (the MPI
 #                    interposer's test with a program nobody here wrote), nftables (the
 #                    encrypted-link test's man in the middle)
@@ -21,7 +22,7 @@ case "${1:-}" in
 --bench) packages+=(openmpi-bin libopenmpi-dev libgloo-dev gnuplot-nox iproute2 iperf3) ;;
 --test) packages+=(openmpi-bin libopenmpi-dev libgloo-dev gnuplot-nox iproute2 iperf3 clang-format
              clang libclang-rt-14-dev
-             procps python3 python3-numpy python3-torch python3-torchvision python3-pip python3-setuptools git
+             procps python3 python3-numpy python3-torch python3-torchvision python3-pip python3-venv git
              python3-mpi4py nftables) ;;
 esac
 missing=()

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Quick start, part two: installs what the build needs, builds and runs the tests.
-#   test.sh           the gate, what CI runs (.ci/run): every test but the perf tier,
-#                     in five builds: release with -Werror; AddressSanitizer +
+#   test.sh           the gate, what CI runs (.ci/run): every test but the perf tier
+#                     (the Python ones on Debian's torch 1.13 and on the newest torch
+#                     2.x, scripts/torch_env.sh), in five builds: release with -Werror; AddressSanitizer +
 #                     UndefinedBehaviorSanitizer; ThreadSanitizer (the tests whose
 #                     processes run threads); without the training workloads
 #                     (COLLIE_BUILD_TRAIN=OFF: the library and tools need neither
@@ -23,6 +24,9 @@ case "${1:-}" in
 *) echo "usage: scripts/test.sh [--quick | --perf]" >&2; exit 2 ;;
 esac
 bash scripts/deps.sh --test   # the MPI baseline, plots, emulated hosts, clang-format
+# The newest torch 2.x beside Debian's 1.13: the Python suite runs on both (torch2.*).
+# Made once (about 90 s, 5.5 GB) in ~/.cache/collie, outside the clone, then reused.
+torch2=$(bash scripts/torch_env.sh)
 jobs=$(nproc)
 start=$(date +%s)
 section_start=""
@@ -35,7 +39,7 @@ section() { # section TITLE: ends the last section (its time), starts the next
 }
 
 section "release build (-Werror)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON -DCOLLIE_TORCH2_PYTHON="$torch2" >/dev/null
 cmake --build build -j"$jobs" >/dev/null
 if [ "$tier" != gate ]; then
     (cd build && ctest -j"$jobs" --output-on-failure -L "$tier")

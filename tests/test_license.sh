@@ -15,5 +15,5 @@ missing=$(git ls-files -- '*.c' '*.h' '*.cc' '*.py' '*.sh' '*.cmake' '*.in' '*.t
 $missing"
 grep -q "^License: BSD-3-Clause" cmake/collie.pc.in || fail "collie.pc names no license"
 grep -q 'collie_LICENSE "@COLLIE_LICENSE@"' cmake/collieConfig.cmake.in || fail "the CMake package names no license"
-grep -q 'license="BSD-3-Clause"' python/setup.py || fail "the Python package names no license"
+grep -q '^license = { file = "LICENSE" }' pyproject.toml && grep -q 'License :: OSI Approved :: BSD License' pyproject.toml || fail "the Python package names no license"
 echo "license: ok ($(git ls-files | wc -l) files in the tree)"

@@ -19,6 +19,7 @@ keeps a reference to them until its request completes.
 import contextlib
 import ctypes
 import math
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _lib
 
@@ -32,6 +33,7 @@ FLOAT32, FLOAT64, FLOAT16, BFLOAT16, INT8, UINT8, INT32, INT64 = range(8)
 _DTYPE_NAMES = {"float32": FLOAT32, "float64": FLOAT64, "float16": FLOAT16, "bfloat16": BFLOAT16,
                 "int8": INT8, "uint8": UINT8, "int32": INT32, "int64": INT64}
 _OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "avg": 4}
+Buffer = Any  # a C-contiguous numpy array or CPU torch tensor (neither is a dependency)
 
 
 class CollieError(RuntimeError):
@@ -99,7 +101,7 @@ class Request:
         self._done = False
         self.result = keep[-1] if keep else None
 
-    def wait(self):
+    def wait(self) -> Any:
         """Blocks until the operation completes; returns its result buffer, or raises."""
         if self._done:
             return self.result
@@ -109,7 +111,7 @@ class Request:
         _check(self._comm._handle, code)
         return self.result
 
-    def test(self):
+    def test(self) -> bool:
         """True once complete (raising if it failed); False while pending."""
         if self._done:
             return True
@@ -137,31 +139,31 @@ class Comm:
 
     # ---- identity -----------------------------------------------------------------
     @property
-    def rank(self):
+    def rank(self) -> int:
         return _lib.rank(self._handle)
 
     @property
-    def size(self):
+    def size(self) -> int:
         return _lib.size(self._handle)
 
     @property
-    def local_rank(self):
+    def local_rank(self) -> int:
         return _lib.local_rank(self._handle)
 
     @property
-    def local_size(self):
+    def local_size(self) -> int:
         return _lib.local_size(self._handle)
 
     @property
-    def host_count(self):
+    def host_count(self) -> int:
         return _lib.host_count(self._handle)
 
     @property
-    def host_index(self):
+    def host_index(self) -> int:
         """This rank's host, 0..host_count-1 (in the order of each host's lowest rank)."""
         return _lib.host_index(self._handle)
 
-    def counters(self):
+    def counters(self) -> Tuple[int, int]:
         """(operations completed, bytes this rank handed to its peers)."""
         ops, sent = ctypes.c_ulonglong(), ctypes.c_ulonglong()
         _check(self._handle, _lib.get_counters(self._handle, ctypes.byref(ops), ctypes.byref(sent)))
@@ -184,11 +186,12 @@ class Comm:
         return self._run(blocking, fn, (sp, rp, sn, t, _op(op)),
                          [send, send if out is None else out])
 
-    def allreduce(self, send, out=None, op="sum"):
+    def allreduce(self, send: Buffer, out: Optional[Buffer] = None, op: str = "sum") -> Buffer:
         """out[i] = op over ranks of send[i] (in place when out is None); returns out."""
         return self._allreduce(True, send, out, op)
 
-    def iallreduce(self, send, out=None, op="sum"):
+    def iallreduce(self, send: Buffer, out: Optional[Buffer] = None,
+                   op: str = "sum") -> "Request":
         return self._allreduce(False, send, out, op)
 
     def _broadcast(self, blocking, buf, root):
@@ -196,11 +199,11 @@ class Comm:
         return self._run(blocking, _lib.broadcast if blocking else _lib.ibroadcast,
                          (p, n, t, int(root)), [buf])
 
-    def broadcast(self, buf, root=0):
+    def broadcast(self, buf: Buffer, root: int = 0) -> Buffer:
         """Copies root's buf into buf on every rank; returns buf."""
         return self._broadcast(True, buf, root)
 
-    def ibroadcast(self, buf, root=0):
+    def ibroadcast(self, buf: Buffer, root: int = 0) -> "Request":
         return self._broadcast(False, buf, root)
 
     def _reduce(self, blocking, send, out, op, root):
@@ -209,11 +212,13 @@ class Comm:
         return self._run(blocking, fn, (sp, rp, sn, t, _op(op), int(root)),
                          [send, send if out is None else out])
 
-    def reduce(self, send, out=None, op="sum", root=0):
+    def reduce(self, send: Buffer, out: Optional[Buffer] = None, op: str = "sum",
+               root: int = 0) -> Buffer:
         """Like allreduce, but only root's out is written."""
         return self._reduce(True, send, out, op, root)
 
-    def ireduce(self, send, out=None, op="sum", root=0):
+    def ireduce(self, send: Buffer, out: Optional[Buffer] = None, op: str = "sum",
+                root: int = 0) -> "Request":
         return self._reduce(False, send, out, op, root)
 
     def _allgather(self, blocking, send, out):
@@ -223,11 +228,11 @@ class Comm:
         fn = _lib.allgather if blocking else _lib.iallgather
         return self._run(blocking, fn, (sp, rp, sn, t), [send, out])
 
-    def allgather(self, send, out):
+    def allgather(self, send: Buffer, out: Buffer) -> Buffer:
         """out (size x len(send) elements) receives every rank's send in rank order."""
         return self._allgather(True, send, out)
 
-    def iallgather(self, send, out):
+    def iallgather(self, send: Buffer, out: Buffer) -> "Request":
         return self._allgather(False, send, out)
 
     def _reduce_scatter(self, blocking, send, out, op):
@@ -238,11 +243,11 @@ class Comm:
         fn = _lib.reduce_scatter if blocking else _lib.ireduce_scatter
         return self._run(blocking, fn, (sp, rp, rn, t, _op(op)), [send, out])
 
-    def reduce_scatter(self, send, out, op="sum"):
+    def reduce_scatter(self, send: Buffer, out: Buffer, op: str = "sum") -> Buffer:
         """Rank r's out receives block r (len(out) elements) of send, reduced over ranks."""
         return self._reduce_scatter(True, send, out, op)
 
-    def ireduce_scatter(self, send, out, op="sum"):
+    def ireduce_scatter(self, send: Buffer, out: Buffer, op: str = "sum") -> "Request":
         return self._reduce_scatter(False, send, out, op)
 
     def _alltoall(self, blocking, send, out):
@@ -252,34 +257,34 @@ class Comm:
         fn = _lib.alltoall if blocking else _lib.ialltoall
         return self._run(blocking, fn, (sp, rp, sn // self.size, t), [send, out])
 
-    def alltoall(self, send, out):
+    def alltoall(self, send: Buffer, out: Buffer) -> Buffer:
         """Block j of rank i's send lands in block i of rank j's out."""
         return self._alltoall(True, send, out)
 
-    def ialltoall(self, send, out):
+    def ialltoall(self, send: Buffer, out: Buffer) -> "Request":
         return self._alltoall(False, send, out)
 
-    def barrier(self):
+    def barrier(self) -> None:
         _check(self._handle, _lib.barrier(self._handle))
 
-    def ibarrier(self):
+    def ibarrier(self) -> "Request":
         return self._run(False, _lib.ibarrier, (), [None])
 
     def _p2p(self, blocking, fn, buf, peer):
         p, n, t = _dtype_of(buf)
         return self._run(blocking, fn, (p, n, t, int(peer)), [buf])
 
-    def send(self, buf, peer):
+    def send(self, buf: Buffer, peer: int) -> None:
         return self._p2p(True, _lib.send, buf, peer)
 
-    def recv(self, buf, peer):
+    def recv(self, buf: Buffer, peer: int) -> Buffer:
         """Receives into buf (its length and dtype must match the sender's); returns buf."""
         return self._p2p(True, _lib.recv, buf, peer)
 
-    def isend(self, buf, peer):
+    def isend(self, buf: Buffer, peer: int) -> "Request":
         return self._p2p(False, _lib.isend, buf, peer)
 
-    def irecv(self, buf, peer):
+    def irecv(self, buf: Buffer, peer: int) -> "Request":
         return self._p2p(False, _lib.irecv, buf, peer)
 
     def _compressed(self, blocking, send, out, wire, op):
@@ -291,11 +296,13 @@ class Comm:
         return self._run(blocking, fn, (sp, rp, sn, w, _op(op)),
                          [send, send if out is None else out])
 
-    def allreduce_compressed(self, send, out=None, wire="float16", op="avg"):
+    def allreduce_compressed(self, send: Buffer, out: Optional[Buffer] = None,
+                             wire: str = "float16", op: str = "avg") -> Buffer:
         """A float32 allreduce that travels as float16 or bfloat16 and is reduced in float32."""
         return self._compressed(True, send, out, wire, op)
 
-    def iallreduce_compressed(self, send, out=None, wire="float16", op="avg"):
+    def iallreduce_compressed(self, send: Buffer, out: Optional[Buffer] = None,
+                              wire: str = "float16", op: str = "avg") -> "Request":
         return self._compressed(False, send, out, wire, op)
 
     # ---- decentralized averaging (topology.py) ------------------------------------------
@@ -319,24 +326,29 @@ class Comm:
         return self._run(blocking, fn, (topology._handle, sp, rp, sn, t),
                          [topology, send, send if out is None else out])
 
-    def hosts(self):
+    def hosts(self) -> List[int]:
         """Every rank's host (0..host_count-1), for the host-aware schedules."""
         return [_lib.host_of(self._handle, r) for r in range(self.size)]
 
-    def neighbor_allreduce(self, send, topology, out=None, wire=None):
+    def neighbor_allreduce(self, send: Buffer, topology: "Topology", out: Optional[Buffer] = None,
+                           wire: Optional[str] = None) -> Buffer:
         """One averaging step over topology (a Topology, or a Schedule's step): on rank r,
         out = W[r][r] send + sum over in-neighbours j of W[r][j] send_j; returns out.
         wire="float16" or "bfloat16": float32 data travels in 16 bits."""
         return self._neighbor(True, send, out, topology, False, wire)
 
-    def ineighbor_allreduce(self, send, topology, out=None, wire=None):
+    def ineighbor_allreduce(self, send: Buffer, topology: "Topology",
+                            out: Optional[Buffer] = None,
+                            wire: Optional[str] = None) -> "Request":
         return self._neighbor(False, send, out, topology, False, wire)
 
-    def hierarchical_neighbor_allreduce(self, send, topology, out=None):
+    def hierarchical_neighbor_allreduce(self, send: Buffer, topology: "Topology",
+                                        out: Optional[Buffer] = None) -> Buffer:
         """The same between hosts: topology over host_count nodes, each host's mean as a node."""
         return self._neighbor(True, send, out, topology, True)
 
-    def ihierarchical_neighbor_allreduce(self, send, topology, out=None):
+    def ihierarchical_neighbor_allreduce(self, send: Buffer, topology: "Topology",
+                                         out: Optional[Buffer] = None) -> "Request":
         return self._neighbor(False, send, out, topology, True)
 
     def _dynamic(self, blocking, send, out, recv_ranks, recv_weights, self_weight, send_ranks,
@@ -357,16 +369,24 @@ class Comm:
         return self._run(blocking, fn, (ctypes.byref(nb), sp, rp, sn, t),
                          [send, send if out is None else out])
 
-    def neighbor_allreduce_dynamic(self, send, recv_ranks, send_ranks, recv_weights=None,
-                                   self_weight=0.0, send_weights=None, out=None):
+    def neighbor_allreduce_dynamic(self, send: Buffer, recv_ranks: Sequence[int],
+                                   send_ranks: Sequence[int],
+                                   recv_weights: Optional[Sequence[float]] = None,
+                                   self_weight: float = 0.0,
+                                   send_weights: Optional[Sequence[float]] = None,
+                                   out: Optional[Buffer] = None) -> Buffer:
         """This step's lists (collie_neighbors): receive from recv_ranks (weights recv_weights,
         own weight self_weight; None: uniform 1/(len+1)), send to send_ranks (each scaled
         by send_weights; None: as is)."""
         return self._dynamic(True, send, out, recv_ranks, recv_weights, self_weight, send_ranks,
                              send_weights)
 
-    def ineighbor_allreduce_dynamic(self, send, recv_ranks, send_ranks, recv_weights=None,
-                                    self_weight=0.0, send_weights=None, out=None):
+    def ineighbor_allreduce_dynamic(self, send: Buffer, recv_ranks: Sequence[int],
+                                    send_ranks: Sequence[int],
+                                    recv_weights: Optional[Sequence[float]] = None,
+                                    self_weight: float = 0.0,
+                                    send_weights: Optional[Sequence[float]] = None,
+                                    out: Optional[Buffer] = None) -> "Request":
         return self._dynamic(False, send, out, recv_ranks, recv_weights, self_weight, send_ranks,
                              send_weights)
 
@@ -379,12 +399,13 @@ class Comm:
         fn = _lib.neighbor_allgather if blocking else _lib.ineighbor_allgather
         return self._run(blocking, fn, (topology._handle, sp, rp, sn, t), [topology, send, out])
 
-    def neighbor_allgather(self, send, topology, out):
+    def neighbor_allgather(self, send: Buffer, topology: "Topology", out: Buffer) -> Buffer:
         """out = the in-neighbours' sends, one after the other in increasing rank order
         (this rank's own is not among them); returns out."""
         return self._allgather_nbr(True, send, out, topology)
 
-    def ineighbor_allgather(self, send, topology, out):
+    def ineighbor_allgather(self, send: Buffer, topology: "Topology",
+                            out: Buffer) -> "Request":
         return self._allgather_nbr(False, send, out, topology)
 
     def _gossip(self, blocking, send, out, peer, self_weight, pair_weight):
@@ -395,12 +416,14 @@ class Comm:
         return self._run(blocking, fn, (int(peer), sp, rp, sn, t, float(self_weight),
                                         float(pair_weight)), [send, send if out is None else out])
 
-    def pair_gossip(self, send, peer, self_weight=0.5, pair_weight=0.5, out=None):
+    def pair_gossip(self, send: Buffer, peer: int, self_weight: float = 0.5,
+                    pair_weight: float = 0.5, out: Optional[Buffer] = None) -> Buffer:
         """Exchange with peer (who calls it with this rank): out = self_weight send +
         pair_weight (peer's send); returns out."""
         return self._gossip(True, send, out, peer, self_weight, pair_weight)
 
-    def ipair_gossip(self, send, peer, self_weight=0.5, pair_weight=0.5, out=None):
+    def ipair_gossip(self, send: Buffer, peer: int, self_weight: float = 0.5,
+                     pair_weight: float = 0.5, out: Optional[Buffer] = None) -> "Request":
         return self._gossip(False, send, out, peer, self_weight, pair_weight)
 
     @contextlib.contextmanager
@@ -413,13 +436,13 @@ class Comm:
             _check(self._handle, _lib.group_end(self._handle))
 
     # ---- communicators ----------------------------------------------------------------
-    def split(self, color, key=0):
+    def split(self, color: int, key: int = 0) -> Optional["Comm"]:
         """MPI_Comm_split: a Comm of the ranks with this color (ordered by key), or None."""
         out = ctypes.c_void_p()
         _check(self._handle, _lib.comm_split(self._handle, int(color), int(key), ctypes.byref(out)))
         return Comm(out) if out.value else None
 
-    def shrink(self):
+    def shrink(self) -> "Comm":
         """ULFM's MPI_Comm_shrink: a Comm of the ranks still alive, in their order.
 
         Call it on every survivor after a failure (CollieError PEER_LOST or
@@ -429,11 +452,11 @@ class Comm:
         _check(None, _lib.comm_shrink(self._handle, ctypes.byref(out)))
         return Comm(out)
 
-    def abort(self):
+    def abort(self) -> None:
         """Fails every pending and later call with ABORTED; safe from any thread."""
         _check(self._handle, _lib.comm_abort(self._handle))
 
-    def finalize(self):
+    def finalize(self) -> None:
         if self._handle:
             _lib.finalize(self._handle)
             self._handle = None
@@ -461,7 +484,7 @@ class _Memory:
             self._ptr = None
 
 
-def empty(shape, dtype="float32"):
+def empty(shape: Union[int, Sequence[int]], dtype: str = "float32") -> Any:
     """A zeroed numpy array in memory that this host's other ranks map (collie_mem_alloc).
 
     Collectives whose buffers lie in it copy between the host's ranks through
@@ -477,21 +500,21 @@ def empty(shape, dtype="float32"):
     return raw[:count * dt.itemsize].view(dt).reshape(dims)
 
 
-def init():
+def init() -> Comm:
     """Joins the job the environment describes (collie run, torchrun, mpirun, srun)."""
     handle = ctypes.c_void_p()
     _check(None, _lib.init(ctypes.byref(handle)))
     return Comm(handle)
 
 
-def get_unique_id():
+def get_unique_id() -> bytes:
     """128 bytes naming a new communicator (rank 0 draws them, any channel carries them)."""
     uid = _lib.UniqueId()
     _check(None, _lib.get_unique_id(ctypes.byref(uid)))
     return ctypes.string_at(ctypes.addressof(uid), 128)  # .internal would stop at a NUL
 
 
-def init_rank(size, unique_id, rank):
+def init_rank(size: int, unique_id: bytes, rank: int) -> Comm:
     """Joins, as rank, the communicator of size ranks that unique_id names."""
     if len(unique_id) != 128:
         raise ValueError("collie: a unique id is 128 bytes, not %d" % len(unique_id))
@@ -502,8 +525,12 @@ def init_rank(size, unique_id, rank):
     return Comm(handle)
 
 
-def version():
+def version() -> str:
+    """The library's version ("major.minor.patch"): the package's is the same."""
     return _lib.version().decode()
+
+
+__version__ = version()
 
 
 from .topology import Schedule, Topology  # noqa: E402 (uses CollieError above)

@@ -16,9 +16,7 @@ def _candidates():
     env = os.environ.get("COLLIE_LIBRARY")
     if env:
         yield env
-    yield os.path.join(_HERE, "libcollie.so")  # bundled by `pip install ./python`
-    repo = os.path.dirname(os.path.dirname(_HERE))  # a source tree: its build
-    yield os.path.join(repo, "build", "libcollie.so")
+    yield os.path.join(_HERE, "libcollie.so")  # built into the wheel by `pip install .`
     found = ctypes.util.find_library("collie")  # `cmake --install`: the system's
     if found:
         yield found
@@ -32,9 +30,10 @@ def _load():
         except OSError as e:
             tried.append("%s (%s)" % (path, e))
     raise ImportError(
-        "collie: cannot load libcollie.so; tried: %s. Build it (bash scripts/demo.sh or "
-        "cmake -S . -B build && cmake --build build), install it (cmake --install build), "
-        "or point COLLIE_LIBRARY at it" % "; ".join(tried) or "nothing")
+        "collie: cannot load libcollie.so; tried: %s. Install the package with its library "
+        "(pip install . in collie's source tree), install the library (cmake --install build), "
+        "or point COLLIE_LIBRARY at one (a source tree's build/libcollie.so)"
+        % ("; ".join(tried) or "nothing"))
 
 
 lib = _load()

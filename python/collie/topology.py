@@ -11,6 +11,7 @@ A topology or schedule is immutable and shared by every thread; every rank
 builds the same one.
 """
 import ctypes
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _lib
 
@@ -45,7 +46,8 @@ class Topology:
             _raise(code)
 
     @classmethod
-    def from_edges(cls, size, edges, weights=None):
+    def from_edges(cls, size: int, edges: Sequence[Tuple[int, int]],
+                   weights: Optional[Sequence[float]] = None) -> "Topology":
         """edges: (from, to) pairs (data flows from -> to); weights: W[to][from] each, or None."""
         n = len(edges)
         src = (ctypes.c_int * max(n, 1))(*[int(a) for a, _ in edges])
@@ -58,7 +60,7 @@ class Topology:
         return cls(None, size, _handle=handle)
 
     @property
-    def size(self):
+    def size(self) -> int:
         return _lib.topology_size(self._handle)
 
     def _list(self, fn, rank):
@@ -69,18 +71,18 @@ class Topology:
         fn(self._handle, int(rank), ranks, weights, n)
         return list(ranks[:n]), list(weights[:n])
 
-    def in_neighbors(self, rank):
+    def in_neighbors(self, rank: int) -> Tuple[List[int], List[float]]:
         """(ranks, weights): whose data rank combines, and the weight it gives each."""
         return self._list(_lib.topology_in, rank)
 
-    def out_neighbors(self, rank):
+    def out_neighbors(self, rank: int) -> Tuple[List[int], List[float]]:
         """(ranks, weights): who combines rank's data, with the weight each gives it."""
         return self._list(_lib.topology_out, rank)
 
-    def self_weight(self, rank):
+    def self_weight(self, rank: int) -> float:
         return _lib.topology_self_weight(self._handle, int(rank))
 
-    def check(self):
+    def check(self) -> Dict[str, Any]:
         """dict: regular, row_stochastic, column_stochastic, max_degree, rho."""
         p = _lib.TopologyProps()
         code = _lib.topology_check(self._handle, ctypes.byref(p))
@@ -115,10 +117,10 @@ class Schedule:
             _raise(code)
 
     @property
-    def period(self):
+    def period(self) -> int:
         return _lib.schedule_period(self._handle)
 
-    def step(self, t):
+    def step(self, t: int) -> "Topology":
         """The topology of step t (t mod the period); valid while the schedule lives."""
         if t < 0:
             raise ValueError("collie: a schedule's step is >= 0, not %d" % t)

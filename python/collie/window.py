@@ -15,6 +15,7 @@ win_create / win_put / win_accumulate / win_get / win_update, and push-sum.
 A window's calls come from one thread at a time; free() it (collective) when done.
 """
 import ctypes
+from typing import Any, List, Optional, Sequence, Union
 
 from . import _lib
 
@@ -62,45 +63,45 @@ class Window:
                              % (len(weights), self.out_degree))
         return (ctypes.c_double * max(len(weights), 1))(*map(float, weights))
 
-    def put(self, x, weights=None):
+    def put(self, x: Any, weights: Optional[Union[float, Sequence[float]]] = None) -> None:
         """Replaces this rank's mailbox on every out-neighbour with weights[k] x (a number:
         the same for all; None: x as is); x becomes this rank's published value."""
         self._check(_lib.win_put(self._handle, self._buf(x), self._weights(weights)))
 
-    def accumulate(self, x, weights):
+    def accumulate(self, x: Any, weights: Union[float, Sequence[float]]) -> None:
         """Adds weights[k] x (and weights[k] times this rank's weight) into the mailboxes."""
         self._check(_lib.win_accumulate(self._handle, self._buf(x), self._weights(weights)))
 
-    def get(self):
+    def get(self) -> None:
         """Fetches every in-neighbour's published value into its mailbox here."""
         self._check(_lib.win_get(self._handle))
 
-    def update(self, x):
+    def update(self, x: Any) -> Any:
         """x = W[r][r] x + sum W[r][j] mailbox_j (the topology's weights); returns x."""
         self._check(_lib.win_update(self._handle, self._buf(x)))
         return x
 
-    def collect(self, x, self_weight):
+    def collect(self, x: Any, self_weight: float) -> Any:
         """Push-sum: x = self_weight x + the sum of the mailboxes, which empty; returns x."""
         self._check(_lib.win_collect(self._handle, self._buf(x), float(self_weight)))
         return x
 
-    def fence(self):
+    def fence(self) -> None:
         """Collective: every deposit made before the fence has landed."""
         self._check(_lib.win_fence(self._handle))
 
     @property
-    def weight(self):
+    def weight(self) -> float:
         """This rank's associated weight (push-sum's p)."""
         return _lib.win_weight(self._handle)
 
-    def deposits(self):
+    def deposits(self) -> List[int]:
         """Deposits received from each in-neighbour since the window was made."""
         out = (ctypes.c_ulonglong * max(self.in_degree, 1))()
         n = _lib.win_deposits(self._handle, out, self.in_degree)
         return [int(out[i]) for i in range(n)]
 
-    def free(self):
+    def free(self) -> None:
         """Collective: stops the window's thread and frees it."""
         if self._handle:
             code = _lib.win_free(self._handle)

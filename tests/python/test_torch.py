@@ -27,7 +27,7 @@ neighbor_opt  collie.torch.NeighborOptimizer: atc over the full graph trains as 
           leaves every rank with the same model
 benchmark python -m collie.torch.benchmark, every mode, on a small resnet18: each
           prints a throughput, and acc_ratio against Gloo
-a6000     python -m collie.torch.a6000 on Fashion-MNIST, two configurations
+a6000     examples/a6000.py (the A6000 study) on Fashion-MNIST, two configurations
 (benchmark and a6000 exit 77, skipped, without torchvision or the data set)
 """
 import os
@@ -183,7 +183,7 @@ def grads_with_hook(group, hook):
     ddp = torch.nn.parallel.DistributedDataParallel(small_model(), process_group=group,
                                                     bucket_cap_mb=0.001)
     ddp.register_comm_hook(group, hook)
-    comm = dist.distributed_c10d._get_default_group().comm if group is None else None
+    comm = collie.torch.collie_group_of().comm if group is None else None
     out, sent = [], 0
     for step in range(3):
         ddp.zero_grad()
@@ -599,7 +599,9 @@ def benchmark():
 
 
 def a6000():
-    from collie.torch import a6000 as study
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "examples"))
+    import a6000 as study
     needs("torchvision", os.path.join(study.DATA, "train-images-idx3-ubyte.gz"))
     import json
     import tempfile

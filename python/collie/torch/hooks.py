@@ -20,10 +20,9 @@ On any other group (Gloo, MPI) they are PyTorch's hooks, so a script can name
 them whatever backend it runs on.
 """
 import torch
-import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
-from . import ProcessGroupCollie
+from .backend import collie_group_of
 
 __all__ = ["allreduce_hook", "fp16_compress_hook", "bf16_compress_hook"]
 
@@ -32,8 +31,7 @@ _WIRE = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 def _collie_group(process_group):
     """The ProcessGroupCollie the hook should use, or None when the group is another backend's."""
-    group = process_group if process_group is not None else dist.distributed_c10d._get_default_group()
-    return group if isinstance(group, ProcessGroupCollie) else None
+    return collie_group_of(process_group)
 
 
 def allreduce_hook(process_group, bucket):

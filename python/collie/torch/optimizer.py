@@ -38,21 +38,22 @@ def comm_of(group=None):
     """The collie.Comm to use for group: a collie.Comm, a collie process group, or None
     (the default process group if it is collie's, else a collie group made over the same
     ranks with dist.new_group, else -- without torch.distributed -- collie.init())."""
-    from . import ProcessGroupCollie
+    from .backend import collie_group_of
     if isinstance(group, collie.Comm):
         return group
-    if isinstance(group, ProcessGroupCollie):
-        return group.comm
     if group is not None:
-        raise TypeError("collie: %r is neither a collie.Comm nor a collie process group"
-                        % (group,))
+        found = collie_group_of(group)
+        if found is None:
+            raise TypeError("collie: %r is neither a collie.Comm nor a collie process group"
+                            % (group,))
+        return found.comm
     if dist.is_initialized():
-        default = dist.distributed_c10d._get_default_group()
-        if isinstance(default, ProcessGroupCollie):
+        default = collie_group_of()
+        if default is not None:
             return default.comm
         if "group" not in _world:  # collective: every rank of the default group comes here
             _world["group"] = dist.new_group(backend="collie")
-        return _world["group"].comm
+        return collie_group_of(_world["group"]).comm
     if "comm" not in _world:
         _world["comm"] = collie.init()
     return _world["comm"]

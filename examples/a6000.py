@@ -3,7 +3,7 @@
 side: a frozen feature extractor with a trainable 4096-4096-10 classifier, trained data-
 parallel on Fashion-MNIST, timing computation and communication per iteration.
 
-    collie run -n 2 /usr/bin/python3 -m collie.torch.a6000 --batch-sizes 32,64,128 \\
+    collie run -n 2 /usr/bin/python3 examples/a6000.py --batch-sizes 32,64,128 \\
         --hidden 4096,2048,1024 --steps 20
 
 As in the study, each iteration is computation (the frozen extractor's forward, then
@@ -38,7 +38,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-import collie.torch  # noqa: F401  (registers the backend)
+import collie.torch  # registers the backend
 
 DATA = "/usr/share/datasets/fashion-mnist"  # Debian's dataset-fashion-mnist
 
@@ -125,7 +125,7 @@ def main(argv=None):
     rank, k = dist.get_rank(), dist.get_world_size()
     backends = args.backends.split(",")
     groups = {b: (None if b == "collie" else dist.new_group(backend=b)) for b in backends}
-    world = dist.distributed_c10d._get_default_group().comm
+    world = collie.torch.collie_group_of().comm
     images, labels = load_fashion_mnist(args.data)
     n = images.shape[0]
     if rank == 0:

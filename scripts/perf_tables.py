@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Writes docs/PERFORMANCE.md from the CSVs `collie bench --csv` wrote.
+"""Writes docs/PERFORMANCE.md from the CSVs `collie bench --csv` (and, for the
+PyTorch table, scripts/bench_torch.sh) wrote.
 
 Every table set is a CSV under docs/results/perf/ with a .meta beside it
 (`key: value` lines: title, command, machine, date, and optional note).
@@ -27,7 +28,7 @@ RESULTS = os.path.join(ROOT, "docs", "results", "perf")
 PAGE = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 
 # The order sets appear in, then any others by name.
-ORDER = ["one_host_n2", "one_host_n4", "one_host_n8", "hosts2x2_1gbit"]
+ORDER = ["one_host_n2", "one_host_n4", "one_host_n8", "hosts2x2_1gbit", "torch2"]
 PEERS = {"mpi": "Open MPI 4.1", "gloo": "Gloo", "torch": "torch.distributed (Gloo)"}
 COLLECTIVES = ["allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall"]
 
@@ -136,6 +137,45 @@ def rounds_note(data):
     return "Rounds per cell: " + ", ".join(parts) + "."
 
 
+# scripts/bench_torch.sh's modes: what each trains, and the mode it is measured against
+TORCH_MODES = {"collie": ("DDP", "gloo"), "collie-bf16": ("DDP, collie's bf16 hook", "gloo"),
+               "fsdp2": ("FSDP2", "fsdp2-gloo")}
+
+
+def is_torch(path):
+    with open(path) as f:
+        return f.readline().startswith("setting,")
+
+
+def med(rows, key):
+    return statistics.median(float(r[key]) for r in rows)
+
+
+def torch_table(path):
+    """DDP and FSDP2 on collie against the same on Gloo: img/s and acc_ratio (the median of
+    the per-iteration ratios of each run), medians over the runs, with their range."""
+    runs = defaultdict(list)
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            runs[(r["setting"], r["model"], r["mode"])].append(r)
+    lines = ["| setting | model | training | Gloo img/s | collie img/s | acc_ratio | "
+             "runs: range | communication share, Gloo / collie |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    keys = sorted({(k[0], k[1]) for k in runs}, key=lambda k: (not k[0].startswith("one"), k))
+    for setting, model in keys:
+        for mode, (label, base) in TORCH_MODES.items():
+            mine, theirs = runs.get((setting, model, mode)), runs.get((setting, model, base))
+            if not mine or not theirs:
+                continue
+            ratios = [float(r["acc_ratio"]) for r in mine]
+            lines.append(
+                f"| {setting} | {model} | {label} | {med(theirs, 'img_sec'):.1f} | "
+                f"{med(mine, 'img_sec'):.1f} | {statistics.median(ratios):.2f} | "
+                f"{min(ratios):.2f}-{max(ratios):.2f} ({len(ratios)}) | "
+                f"{100 * med(theirs, 'comm_share'):.0f}% / {100 * med(mine, 'comm_share'):.0f}% |")
+    return lines
+
+
 def sets():
     names = [f[:-4] for f in os.listdir(RESULTS) if f.endswith(".csv")]
     return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
@@ -145,6 +185,16 @@ def page():
     out = [INTRO]
     for name in sets():
         meta = read_meta(os.path.join(RESULTS, name + ".meta"))
+        if is_torch(os.path.join(RESULTS, name + ".csv")):
+            out.append(f"## {meta['title']}\n")
+            out.append(f"{meta['machine']}, {meta['date']}. Command: `{meta['command']}` "
+                       f"(rows: `docs/results/perf/{name}.csv`).")
+            if meta.get("note"):
+                out.append(meta["note"])
+            out.append("")
+            out.extend(torch_table(os.path.join(RESULTS, name + ".csv")))
+            out.append("")
+            continue
         data = medians(os.path.join(RESULTS, name + ".csv"))
         seen = {b for cells in data.values() for c in cells.values() for b in c} - {"collie"}
         peers = sorted(seen, key=lambda b: (list(PEERS).index(b) if b in PEERS else len(PEERS), b))

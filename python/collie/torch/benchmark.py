@@ -18,10 +18,13 @@ Modes:
                the parameters averaged with the neighbours after the step, no gradient
                averaging)
   neighbor-awc ... adapt-with-combine: the average overlaps the next passes
+  fsdp2-gloo   FSDP2 (torch 2.x's fully_shard, each layer its own unit) on Gloo
+  fsdp2        the same on collie (acc_ratio against fsdp2-gloo)
   compute      DDP under no_sync(): the step without communication
 Printed per mode as Horovod prints it (`Total img/sec on N rank(s): X +- Y`,
 the 95% interval over iterations), then acc_ratio = mode / gloo (ACSpeed's
-measure: the median of the per-iteration ratios, with their range), and the
+measure: the median of the per-iteration ratios, with their range; fsdp2's is
+against fsdp2-gloo), and the
 share of the step that communication takes, 1 - step(compute) / step(mode).
 
 Models: any torchvision model by name (weights=None: no download), or
@@ -42,7 +45,8 @@ from collie.torch import hooks as collie_hooks
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
 MODES = ["gloo", "gloo-fp16", "collie", "collie-fp16", "collie-bf16", "optimizer",
-         "neighbor-atc", "neighbor-awc", "compute"]
+         "neighbor-atc", "neighbor-awc", "fsdp2-gloo", "fsdp2", "compute"]
+BASELINE = {"fsdp2": "fsdp2-gloo"}  # acc_ratio's reference; "gloo" for the others
 
 
 def build_model(name, classes):
@@ -56,6 +60,19 @@ def build_model(name, classes):
             torch.nn.ReLU(), torch.nn.Linear(4096, 10))
         return model, 10
     return getattr(torchvision.models, name)(weights=None, num_classes=classes), classes
+
+
+def shard(model, group):
+    """FSDP2 over group: each module that holds parameters its own unit, then the root
+    (a unit's parameters must all train or all be frozen: the head's backbone is)."""
+    from torch.distributed.device_mesh import DeviceMesh
+    from torch.distributed.fsdp import fully_shard
+    mesh = DeviceMesh.from_group(group, "cpu")
+    for module in list(model.modules())[1:]:
+        if next(module.parameters(recurse=False), None) is not None:
+            fully_shard(module, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    return model
 
 
 class Mode:
@@ -76,6 +93,11 @@ class Mode:
             self.opt = ct.NeighborOptimizer(torch.optim.SGD(params, lr=0.01), args.topology,
                                             combine=name[len("neighbor-"):])
             return
+        if name.startswith("fsdp2"):
+            self.net = shard(model, gloo if name == "fsdp2-gloo" else dist.group.WORLD)
+            self.opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad],
+                                       lr=0.01)
+            return
         group = gloo if name.startswith("gloo") else None
         self.net = torch.nn.parallel.DistributedDataParallel(model, process_group=group)
         self.opt = torch.optim.SGD(params, lr=0.01)
@@ -95,6 +117,14 @@ class Mode:
         else:
             torch.nn.functional.cross_entropy(self.net(data), target).backward()
         self.opt.step()
+
+
+def _has_fsdp2():
+    try:
+        from torch.distributed.fsdp import fully_shard  # noqa: F401
+    except Exception:  # absent, or (torch 1.13 on Python 3.11) not importable at all
+        return False
+    return True
 
 
 def interval(rates, size):
@@ -124,10 +154,13 @@ def main(argv=None):
     for m in modes:
         if m not in MODES:
             parser.error("unknown mode %r (choose from %s)" % (m, ", ".join(MODES)))
+        if m.startswith("fsdp2") and not _has_fsdp2():
+            parser.error("mode %s needs FSDP2 (torch 2.x's torch.distributed.fsdp.fully_shard); "
+                         "this torch is %s" % (m, torch.__version__))
 
     dist.init_process_group("collie")
     rank, size = dist.get_rank(), dist.get_world_size()
-    gloo = dist.new_group(backend="gloo") if any(m.startswith("gloo") for m in modes) else None
+    gloo = dist.new_group(backend="gloo") if any("gloo" in m for m in modes) else None
     torch.manual_seed(0)
     reference, classes = build_model(args.model, args.classes)
     state = reference.state_dict()
@@ -166,16 +199,16 @@ def main(argv=None):
         log("%-12s Total img/sec on %d rank(s): %.1f +- %.1f" % (m + ":", size, total, pm))
         results["modes"][m] = {"img_sec": total, "pm": pm,
                                "step_s": statistics.median(seconds[m])}
-    if "gloo" in modes:
-        for m in modes:
-            if m in ("gloo", "compute"):
-                continue
-            ratios = [a / b for a, b in zip(seconds["gloo"], seconds[m])]
-            med = statistics.median(ratios)
-            log("acc_ratio %-12s %.2f  (iterations: %.2f - %.2f)" % (m + ":", med, min(ratios),
-                                                                      max(ratios)))
-            results["modes"][m]["acc_ratio"] = med
-            results["modes"][m]["acc_ratio_range"] = [min(ratios), max(ratios)]
+    for m in modes:
+        base = BASELINE.get(m, "gloo")
+        if m in ("gloo", "fsdp2-gloo", "compute") or base not in modes:
+            continue
+        ratios = [a / b for a, b in zip(seconds[base], seconds[m])]
+        med = statistics.median(ratios)
+        log("acc_ratio %-12s %.2f  (iterations: %.2f - %.2f; against %s)"
+            % (m + ":", med, min(ratios), max(ratios), base))
+        results["modes"][m]["acc_ratio"] = med
+        results["modes"][m]["acc_ratio_range"] = [min(ratios), max(ratios)]
     if "compute" in modes:
         compute = statistics.median(seconds["compute"])
         for m in modes:

@@ -10,8 +10,9 @@
 # import of collie, gives what Gloo gives; and the same wheel installed beside
 # Debian's torch 1.13 runs a DDP job there.
 #   test_wheel.sh COLLIE SOURCE_TREE PYTHON
-collie=$1 src=$2 python=$3
-. "$(dirname "$0")/../lib.sh"
+collie=$(readlink -f "$1") src=$(readlink -f "$2") python=$3
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
 [ -x "$python" ] || { echo "skipped: no $python (bash scripts/torch_env.sh makes it)"; exit 77; }
 "$python" -c "import torch, scikit_build_core" 2>/dev/null ||
     { echo "skipped: $python lacks torch or scikit-build-core"; exit 77; }
@@ -52,7 +53,7 @@ print("wheel: %d files, collie-comm %s" % (len(names), sys.argv[2]))
 PY
 
 cd "$dir" || fail "cd $dir"
-table=$(dirname "$(readlink -f "$0")")/table.py
+table=$here/table.py
 for n in 2 3; do
     for backend in gloo collie cpu:collie,cuda:gloo; do
         expect_status 0 timeout 300 "$dir/v/bin/python" -m torch.distributed.run --standalone --nproc_per_node "$n" \

@@ -5,6 +5,7 @@ Rank 0 writes each call's result (a list of numbers) to the JSON file argv[2]; t
 caller (test_wheel.sh) compares collie's file with Gloo's.  No import of collie and no
 sys.path edit: torch finds the installed package's backend through its entry point."""
 import json
+import os
 import sys
 
 import torch
@@ -95,4 +96,9 @@ if r == 0:
     with open(path, "w") as f:
         json.dump(out, f, indent=0)
 dist.destroy_process_group()
-print("table: %d calls on %s, rank %d of %d" % (len(out), backend, r, n))
+print("table: %d calls on %s, rank %d of %d" % (len(out), backend, r, n), flush=True)
+if backend == "gloo":
+    # torch 2.15's Gloo now and then aborts at interpreter exit, after its work is done
+    # ("terminate called without an active exception": seen at 3 ranks); the reference's
+    # results are written by now, and collie's runs exit normally.
+    os._exit(0)

@@ -181,29 +181,29 @@ def sets():
     return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
 
 
+def heading(name, meta, rounds=""):
+    """A set's title, machine, date, command (and its rounds), and its note."""
+    lines = [f"## {meta['title']}\n",
+             f"{meta['machine']}, {meta['date']}. Command: `{meta['command']}` "
+             f"(rows: `docs/results/perf/{name}.csv`).{rounds}"]
+    if meta.get("note"):
+        lines.append(meta["note"])
+    return lines + [""]
+
+
 def page():
     out = [INTRO]
     for name in sets():
         meta = read_meta(os.path.join(RESULTS, name + ".meta"))
         if is_torch(os.path.join(RESULTS, name + ".csv")):
-            out.append(f"## {meta['title']}\n")
-            out.append(f"{meta['machine']}, {meta['date']}. Command: `{meta['command']}` "
-                       f"(rows: `docs/results/perf/{name}.csv`).")
-            if meta.get("note"):
-                out.append(meta["note"])
-            out.append("")
+            out.extend(heading(name, meta))
             out.extend(torch_table(os.path.join(RESULTS, name + ".csv")))
             out.append("")
             continue
         data = medians(os.path.join(RESULTS, name + ".csv"))
         seen = {b for cells in data.values() for c in cells.values() for b in c} - {"collie"}
         peers = sorted(seen, key=lambda b: (list(PEERS).index(b) if b in PEERS else len(PEERS), b))
-        out.append(f"## {meta['title']}\n")
-        out.append(f"{meta['machine']}, {meta['date']}. Command: `{meta['command']}` "
-                   f"(rows: `docs/results/perf/{name}.csv`). {rounds_note(data)}")
-        if meta.get("note"):
-            out.append(meta["note"])
-        out.append("")
+        out.extend(heading(name, meta, " " + rounds_note(data)))
         for coll in COLLECTIVES + sorted(set(data) - set(COLLECTIVES)):
             if coll not in data:
                 continue

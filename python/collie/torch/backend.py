@@ -69,7 +69,11 @@ def _then(*steps):
     steps = [s for s in steps if s is not None]
     if not steps:
         return None
-    return lambda: [s() for s in steps] and None
+
+    def run():
+        for step in steps:
+            step()
+    return run
 
 
 class _All:

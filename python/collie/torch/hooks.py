@@ -29,14 +29,9 @@ __all__ = ["allreduce_hook", "fp16_compress_hook", "bf16_compress_hook"]
 _WIRE = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 
-def _collie_group(process_group):
-    """The ProcessGroupCollie the hook should use, or None when the group is another backend's."""
-    return collie_group_of(process_group)
-
-
 def allreduce_hook(process_group, bucket):
     """The bucket's gradients averaged over the group (DDP's default behaviour)."""
-    group = _collie_group(process_group)
+    group = collie_group_of(process_group)
     if group is None:
         return default_hooks.allreduce_hook(process_group, bucket)
     buffer = bucket.buffer()
@@ -44,7 +39,7 @@ def allreduce_hook(process_group, bucket):
 
 
 def _compress_hook(wire, fallback, process_group, bucket):
-    group = _collie_group(process_group)
+    group = collie_group_of(process_group)
     if group is None:
         return fallback(process_group, bucket)
     buffer = bucket.buffer()

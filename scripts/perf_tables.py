@@ -29,7 +29,8 @@ PAGE = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 
 # The order sets appear in, then any others by name.
 ORDER = ["one_host_n2", "one_host_n4", "one_host_n8", "hosts2x2_1gbit", "torch2"]
-PEERS = {"mpi": "Open MPI 4.1", "gloo": "Gloo", "torch": "torch.distributed (Gloo)"}
+PEERS = {"impi": "Intel MPI", "ompi5": "Open MPI 5", "mpich": "MPICH", "mpi": "Open MPI 4.1",
+         "gloo": "Gloo", "torch": "torch.distributed (Gloo)"}
 COLLECTIVES = ["allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall"]
 
 INTRO = """\

@@ -27,6 +27,9 @@ bash scripts/deps.sh --test   # the MPI baseline, plots, emulated hosts, clang-f
 # The newest torch 2.x beside Debian's 1.13: the Python suite runs on both (torch2.*).
 # Made once (about 90 s, 5.5 GB) in ~/.cache/collie, outside the clone, then reused.
 torch2=$(bash scripts/torch_env.sh)
+# Intel MPI, MPICH and Open MPI 5 from the package index: CMake builds collie bench's
+# baselines with them, and the bench test checks each (about 20 s once, then reused).
+bash scripts/peers_env.sh
 jobs=$(nproc)
 start=$(date +%s)
 section_start=""

@@ -273,9 +273,38 @@ if /usr/bin/python3 -c "import torch.distributed" 2>/dev/null; then
 else
     echo "skipped: the torch baseline (apt-get install python3-torch)"
 fi
+# the peer MPIs from the package index (scripts/peers_env.sh), each under its own
+# mpiexec: every collective of each checked in one table, at 2 and 3 ranks
+peers=()
+for p in impi mpich ompi5; do
+    [ -x "$(dirname "$collie")/collie-bench-$p" ] && peers+=("$p")
+done
+if [ ${#peers[@]} -gt 0 ]; then
+    list=$(IFS=,; echo "${peers[*]}")
+    for n in 2 3; do
+        expect_status 0 "$collie" bench all -n "$n" -b 24 -e 24K -f 32 "${quick[@]}" --baseline "$list" \
+            --csv "$dir/peers.csv"
+        for p in "${peers[@]}"; do
+            expect_output "${p}_busbw +${p}_ratio"
+            [ "$(grep -c "^$p," "$dir/peers.csv")" = "$(grep -c '^collie,' "$dir/peers.csv")" ] ||
+                fail "$p at $n ranks: not a row for each of collie's: $(cat "$dir/peers.csv")"
+        done
+        # every library's every element right: the #wrong column reads 0 for each
+        zeros=$(printf '0/%.0s' "${peers[@]}")
+        wrong=$(printf '%s\n' "$out" | grep -E '^ +[0-9]+ ' | awk '{print $(NF-1)}' | sort -u | tr '\n' ' ')
+        [ "$wrong" = "${zeros}0 " ] || fail "peers at $n ranks: #wrong column is '$wrong': $out"
+    done
+    expect_status 2 "$collie" bench -n 2 -H 127.0.0.1:2 --baseline "${peers[0]}"
+    expect_output "runs on one host"
+else
+    echo "skipped: the peer MPIs (bash scripts/peers_env.sh, then rebuild)"
+fi
+expect_status 1 env COLLIE_BENCH_PEERS="$dir/none" "$collie" bench -n 2 --baseline mpich
+expect_output "--baseline mpich needs MPICH installed in $dir/none/mpich \(bash scripts/peers_env.sh"
+
 # --baseline names libraries, each once; a missing baseline program says what to install
 expect_status 2 "$collie" bench -n 2 --baseline nccl
-expect_output "name mpi, gloo or torch, each once"
+expect_output "name mpi, gloo, torch, impi, mpich or ompi5, each once"
 expect_status 2 "$collie" bench -n 2 --baseline gloo,gloo
 expect_output "each once"
 cp "$collie" "$dir/collie-alone"

@@ -153,6 +153,7 @@ static const char *const tool_variables[] = {
     "COLLIE_LIBRARY",          /* python/collie: the libcollie.so to load */
     "COLLIE_PYTHON",           /* collie bench --baseline torch: the interpreter */
     "COLLIE_BENCH_GLOO_STORE", /* collie bench --baseline gloo: the rendezvous files */
+    "COLLIE_BENCH_PEERS",      /* collie bench --baseline impi,mpich,ompi5: where they are */
     "COLLIE_TORCH_ENV",        /* scripts/torch_env.sh: where the torch 2.x environment is */
 };
 

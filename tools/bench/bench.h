@@ -44,11 +44,22 @@ int collie_tool_bench(int argc, char **argv);
 
 /*
  * What --baseline may name, each measured beside collie by its own program
- * with the same sweep: "mpi" (collie-bench-mpi, under mpirun), "gloo"
- * (collie-bench-gloo, Gloo's collectives over TCP, under collie run) and
- * "torch" (backend_torch.py: torch.distributed on Gloo, under collie run).
+ * with the same sweep: "mpi" (collie-bench-mpi, Debian's Open MPI, under
+ * mpirun), "gloo" (collie-bench-gloo, Gloo's collectives over TCP, under
+ * collie run), "torch" (backend_torch.py: torch.distributed on Gloo, under
+ * collie run), and the peer MPIs from the package index, "impi" (Intel MPI),
+ * "mpich" and "ompi5" (Open MPI 5): collie-bench-NAME, the MPI program built
+ * with that MPI's own mpicc, under its own mpiexec (bench_peer_prefix).
  */
-#define BENCH_MAX_BASELINES 3
+#define BENCH_MAX_BASELINES 6
+
+/* Whether baseline name is an MPI library (runs collie-bench-mpi's program). */
+int bench_is_mpi(const char *name);
+/* How the text names baseline name ("Intel MPI"). */
+const char *bench_baseline_title(const char *name);
+/* Where peer MPI name (impi, mpich, ompi5) is installed: COLLIE_BENCH_PEERS/name, else
+ * ~/.cache/collie/peers/name (scripts/peers_env.sh's folder); 0, or -1 if too long. */
+int bench_peer_prefix(const char *name, char *buf, size_t len);
 
 struct bench_backend {
     const char *name; /* "collie", "mpi" */

@@ -249,7 +249,31 @@ static int find_torch(char *python, size_t plen, char *script, size_t slen)
 /* The programs of the baselines, checked before anything runs. */
 struct programs {
     char self[PATH_MAX], mpi[PATH_MAX], gloo[PATH_MAX], python[PATH_MAX], torch[PATH_MAX];
+    char peer[BENCH_MAX_BASELINES][PATH_MAX];     /* collie-bench-NAME of each peer MPI */
+    char launcher[BENCH_MAX_BASELINES][PATH_MAX]; /* and that MPI's mpiexec */
 };
+
+/* A peer MPI's program (collie-bench-NAME beside collie, built by CMake with that MPI's
+ * mpicc) and its mpiexec; 0, or -1 having said what to install. */
+static int find_peer(const char *name, char *prog, char *launcher)
+{
+    char file[64], prefix[PATH_MAX];
+    snprintf(file, sizeof file, "collie-bench-%s", name);
+    if (tools_sibling_path(file, prog, PATH_MAX) ||
+        bench_peer_prefix(name, prefix, sizeof prefix) ||
+        snprintf(launcher, PATH_MAX, "%s/bin/mpiexec", prefix) >= PATH_MAX)
+        return -1;
+    if (access(launcher, X_OK) != 0 || access(prog, X_OK) != 0) {
+        fprintf(stderr,
+                "collie bench: --baseline %s needs %s installed in %s (bash scripts/peers_env.sh "
+                "%s; COLLIE_BENCH_PEERS names another folder) and collie rebuilt, which builds "
+                "%s with its mpicc; missing: %s\n",
+                name, bench_baseline_title(name), prefix, name, file,
+                access(launcher, X_OK) != 0 ? launcher : prog);
+        return -1;
+    }
+    return 0;
+}
 
 static int find_programs(const struct bench_opts *o, struct programs *p)
 {
@@ -274,17 +298,36 @@ static int find_programs(const struct bench_opts *o, struct programs *p)
     if (bench_has_baseline(o, "torch") &&
         find_torch(p->python, sizeof p->python, p->torch, sizeof p->torch))
         return -1;
+    for (int k = 0; k < o->nbaselines; k++)
+        if (bench_is_mpi(o->baselines[k]) && strcmp(o->baselines[k], "mpi") &&
+            find_peer(o->baselines[k], p->peer[k], p->launcher[k]))
+            return -1;
     return 0;
 }
 
-/* Runs one baseline's measuring job with the job's arguments; 0 on success. */
-static int run_baseline(const char *name, const struct bench_opts *o, const struct programs *p,
-                        char **args)
+/* A peer MPI's own mpiexec with the job's rank count, each library's defaults otherwise
+ * (Open MPI 5 runs more ranks than cores only when told). */
+static void mpiexec(struct launch *l, const struct bench_opts *o, const char *name,
+                    const char *launcher)
 {
+    l->n = 0;
+    add(l, launcher);
+    if (!strcmp(name, "ompi5"))
+        add(l, "--oversubscribe");
+    add_ranks(l, o);
+}
+
+/* Runs one baseline's measuring job with the job's arguments; 0 on success. */
+static int run_baseline(int k, const struct bench_opts *o, const struct programs *p, char **args)
+{
+    const char *name = o->baselines[k];
     struct launch l;
     if (!strcmp(name, "mpi")) {
         mpirun(&l, o);
         add(&l, p->mpi);
+    } else if (bench_is_mpi(name)) {
+        mpiexec(&l, o, name, p->launcher[k]);
+        add(&l, p->peer[k]);
     } else {
         collie_run(&l, o, p->self);
         if (!strcmp(name, "gloo")) {
@@ -352,7 +395,7 @@ static int driver_main(const struct bench_opts *o)
         add(&l, NULL);
         rc = tools_run_job(l.argv);
         for (int k = 0; k < o->nbaselines && rc == 0; k++)
-            rc = run_baseline(o->baselines[k], o, &prog, args);
+            rc = run_baseline(k, o, &prog, args);
     }
     /* What was measured, also where a job failed or a signal stopped the sweep. */
     struct bench_rows rows = {0};

@@ -97,8 +97,10 @@ void bench_usage(FILE *out, const char *prog)
         "  --no-check      skip checking every element of the results\n"
         "  --baseline LIST run the identical sweep with other libraries too, side by side:\n"
         "                  mpi (Open MPI, mpirun), gloo (Gloo's C++ collectives over TCP,\n"
-        "                  as PyTorch uses them), torch (torch.distributed on Gloo), or\n"
-        "                  several, comma-separated (mpi,gloo,torch)\n"
+        "                  as PyTorch uses them), torch (torch.distributed on Gloo), impi\n"
+        "                  (Intel MPI), mpich, ompi5 (Open MPI 5; these three as the package\n"
+        "                  index installs them: scripts/peers_env.sh), or several,\n"
+        "                  comma-separated (mpi,gloo,impi)\n"
         "  --mpi-preload LIB   run the MPI baseline with LIB preloaded (LD_PRELOAD), e.g.\n"
         "                  libcollie-mpi.so: the same MPI program on collie's collectives\n"
         "  --rounds R      repeat every job R times, alternating collie and the baselines\n"
@@ -128,10 +130,41 @@ int bench_has_baseline(const struct bench_opts *o, const char *name)
     return 0;
 }
 
-/* How the text names a baseline library. */
-static const char *baseline_title(const char *name)
+/* The libraries --baseline names: the name (also the rows' backend), the title, MPI or not. */
+static const struct {
+    const char *name, *title;
+    int mpi;
+} baselines[] = {
+    {"mpi", "MPI", 1},        {"gloo", "Gloo", 0},   {"torch", "torch.distributed", 0},
+    {"impi", "Intel MPI", 1}, {"mpich", "MPICH", 1}, {"ompi5", "Open MPI 5", 1},
+};
+#define NBASELINES (sizeof baselines / sizeof *baselines)
+
+int bench_is_mpi(const char *name)
 {
-    return !strcmp(name, "mpi") ? "MPI" : !strcmp(name, "gloo") ? "Gloo" : "torch.distributed";
+    for (size_t k = 0; k < NBASELINES; k++)
+        if (!strcmp(baselines[k].name, name))
+            return baselines[k].mpi;
+    return 0;
+}
+
+const char *bench_baseline_title(const char *name)
+{
+    for (size_t k = 0; k < NBASELINES; k++)
+        if (!strcmp(baselines[k].name, name))
+            return baselines[k].title;
+    return name;
+}
+
+int bench_peer_prefix(const char *name, char *buf, size_t len)
+{
+    const char *dir = getenv("COLLIE_BENCH_PEERS"), *cache = getenv("XDG_CACHE_HOME"),
+               *home = getenv("HOME");
+    int n = dir && *dir ? snprintf(buf, len, "%s/%s", dir, name)
+            : cache && *cache
+                ? snprintf(buf, len, "%s/collie/peers/%s", cache, name)
+                : snprintf(buf, len, "%s/.cache/collie/peers/%s", home ? home : "", name);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
 /* --offset S[,R]: page offsets 0-4095, R = S when not given; nonzero when malformed. */
@@ -154,21 +187,20 @@ static int parse_offsets(const char *v, int offset[2])
     return 0;
 }
 
-/* --baseline LIST: mpi, gloo and torch, comma-separated, each once. */
+/* --baseline LIST: names of baselines[], comma-separated, each once. */
 static int parse_baselines(const char *list, struct bench_opts *o, const char *prog)
 {
-    static const char *const known[] = {"mpi", "gloo", "torch"};
     o->nbaselines = 0;
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
         const char *name = NULL;
-        for (size_t k = 0; k < sizeof known / sizeof *known; k++)
-            if (strlen(known[k]) == n && !strncmp(p, known[k], n))
-                name = known[k];
+        for (size_t k = 0; k < NBASELINES; k++)
+            if (strlen(baselines[k].name) == n && !strncmp(p, baselines[k].name, n))
+                name = baselines[k].name;
         if (!name || bench_has_baseline(o, name) || o->nbaselines == BENCH_MAX_BASELINES) {
             fprintf(stderr,
-                    "%s: --baseline '%s': name mpi, gloo or torch, each once, separated by "
-                    "commas\n",
+                    "%s: --baseline '%s': name mpi, gloo, torch, impi, mpich or ompi5, each "
+                    "once, separated by commas\n",
                     prog, list);
             return -1;
         }
@@ -176,7 +208,8 @@ static int parse_baselines(const char *list, struct bench_opts *o, const char *p
         p += n + (p[n] == ',');
     }
     if (!o->nbaselines) {
-        fprintf(stderr, "%s: --baseline needs a library: mpi, gloo or torch\n", prog);
+        fprintf(stderr, "%s: --baseline needs a library: mpi, gloo, torch, impi, mpich or ompi5\n",
+                prog);
         return -1;
     }
     return 0;
@@ -429,7 +462,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
             fprintf(stderr,
                     "%s: %s has no neighbour averaging to compare with: drop --baseline, and "
                     "name allreduce beside neighbor_allreduce to see collie's allreduce\n",
-                    prog, baseline_title(o->baselines[0]));
+                    prog, bench_baseline_title(o->baselines[0]));
             return -1;
         } else if ((o->colls[k] == BENCH_OVERLAP || o->colls[k] == BENCH_FUSION) &&
                    (o->nbaselines > 1 || !bench_has_baseline(o, "mpi"))) {
@@ -474,6 +507,15 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
         o->min_bytes = bounded_below ? o->min_bytes : 0;
         o->max_bytes = bounded_above ? o->max_bytes : SIZE_MAX;
     }
+    for (int k = 0; k < o->nbaselines; k++)
+        if ((o->hosts || o->hostfile) && bench_is_mpi(o->baselines[k]) &&
+            strcmp(o->baselines[k], "mpi")) {
+            fprintf(stderr,
+                    "%s: --baseline %s runs on one host (its mpiexec is not told the "
+                    "hosts): drop -H, or use --baseline mpi\n",
+                    prog, o->baselines[k]);
+            return -1;
+        }
     if (o->mpi_preload && !bench_has_baseline(o, "mpi")) {
         fprintf(stderr, "%s: --mpi-preload needs --baseline mpi\n", prog);
         return -1;

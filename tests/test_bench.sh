@@ -273,10 +273,10 @@ if /usr/bin/python3 -c "import torch.distributed" 2>/dev/null; then
 else
     echo "skipped: the torch baseline (apt-get install python3-torch)"
 fi
-# the peer MPIs from the package index (scripts/peers_env.sh), each under its own
-# mpiexec: every collective of each checked in one table, at 2 and 3 ranks
+# the peers from the package index (scripts/peers_env.sh), each under its own (or, for
+# oneCCL, Intel MPI's) mpiexec: every collective of each checked in one table, at 2 and 3 ranks
 peers=()
-for p in impi mpich ompi5; do
+for p in impi mpich ompi5 oneccl; do
     [ -x "$(dirname "$collie")/collie-bench-$p" ] && peers+=("$p")
 done
 if [ ${#peers[@]} -gt 0 ]; then
@@ -297,14 +297,16 @@ if [ ${#peers[@]} -gt 0 ]; then
     expect_status 2 "$collie" bench -n 2 -H 127.0.0.1:2 --baseline "${peers[0]}"
     expect_output "runs on one host"
 else
-    echo "skipped: the peer MPIs (bash scripts/peers_env.sh, then rebuild)"
+    echo "skipped: the peers (bash scripts/peers_env.sh, then rebuild)"
 fi
 expect_status 1 env COLLIE_BENCH_PEERS="$dir/none" "$collie" bench -n 2 --baseline mpich
 expect_output "--baseline mpich needs MPICH installed in $dir/none/mpich \(bash scripts/peers_env.sh"
+expect_status 1 env COLLIE_BENCH_PEERS="$dir/none" "$collie" bench -n 2 --baseline oneccl
+expect_output "--baseline oneccl needs oneCCL installed in $dir/none/oneccl \(bash scripts/peers_env.sh"
 
 # --baseline names libraries, each once; a missing baseline program says what to install
 expect_status 2 "$collie" bench -n 2 --baseline nccl
-expect_output "name mpi, gloo, torch, impi, mpich or ompi5, each once"
+expect_output "name mpi, gloo, torch, impi, mpich, ompi5 or oneccl, each once"
 expect_status 2 "$collie" bench -n 2 --baseline gloo,gloo
 expect_output "each once"
 cp "$collie" "$dir/collie-alone"

@@ -49,11 +49,13 @@ int collie_tool_bench(int argc, char **argv);
  * collie run), "torch" (backend_torch.py: torch.distributed on Gloo, under
  * collie run), and the peer MPIs from the package index, "impi" (Intel MPI),
  * "mpich" and "ompi5" (Open MPI 5): collie-bench-NAME, the MPI program built
- * with that MPI's own mpicc, under its own mpiexec (bench_peer_prefix).
+ * with that MPI's own mpicc, under its own mpiexec (bench_peer_prefix); and
+ * "oneccl" (collie-bench-oneccl, oneCCL's C++ API, under the mpiexec of the
+ * Intel MPI installed beside it, which bootstraps its KVS).
  */
-#define BENCH_MAX_BASELINES 6
+#define BENCH_MAX_BASELINES 7
 
-/* Whether baseline name is an MPI library (runs collie-bench-mpi's program). */
+/* Whether baseline name runs under an MPI's launcher (every MPI, and oneCCL). */
 int bench_is_mpi(const char *name);
 /* How the text names baseline name ("Intel MPI"). */
 const char *bench_baseline_title(const char *name);

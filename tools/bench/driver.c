@@ -253,8 +253,8 @@ struct programs {
     char launcher[BENCH_MAX_BASELINES][PATH_MAX]; /* and that MPI's mpiexec */
 };
 
-/* A peer MPI's program (collie-bench-NAME beside collie, built by CMake with that MPI's
- * mpicc) and its mpiexec; 0, or -1 having said what to install. */
+/* A peer's program (collie-bench-NAME beside collie, built by CMake against that peer)
+ * and the mpiexec installed with it; 0, or -1 having said what to install. */
 static int find_peer(const char *name, char *prog, char *launcher)
 {
     char file[64], prefix[PATH_MAX];
@@ -267,7 +267,7 @@ static int find_peer(const char *name, char *prog, char *launcher)
         fprintf(stderr,
                 "collie bench: --baseline %s needs %s installed in %s (bash scripts/peers_env.sh "
                 "%s; COLLIE_BENCH_PEERS names another folder) and collie rebuilt, which builds "
-                "%s with its mpicc; missing: %s\n",
+                "%s against it; missing: %s\n",
                 name, bench_baseline_title(name), prefix, name, file,
                 access(launcher, X_OK) != 0 ? launcher : prog);
         return -1;

@@ -98,9 +98,9 @@ void bench_usage(FILE *out, const char *prog)
         "  --baseline LIST run the identical sweep with other libraries too, side by side:\n"
         "                  mpi (Open MPI, mpirun), gloo (Gloo's C++ collectives over TCP,\n"
         "                  as PyTorch uses them), torch (torch.distributed on Gloo), impi\n"
-        "                  (Intel MPI), mpich, ompi5 (Open MPI 5; these three as the package\n"
-        "                  index installs them: scripts/peers_env.sh), or several,\n"
-        "                  comma-separated (mpi,gloo,impi)\n"
+        "                  (Intel MPI), mpich, ompi5 (Open MPI 5), oneccl (oneCCL's C++ API;\n"
+        "                  these four as the package index installs them:\n"
+        "                  scripts/peers_env.sh), or several, comma-separated (mpi,gloo,impi)\n"
         "  --mpi-preload LIB   run the MPI baseline with LIB preloaded (LD_PRELOAD), e.g.\n"
         "                  libcollie-mpi.so: the same MPI program on collie's collectives\n"
         "  --rounds R      repeat every job R times, alternating collie and the baselines\n"
@@ -137,8 +137,10 @@ static const struct {
 } baselines[] = {
     {"mpi", "MPI", 1},        {"gloo", "Gloo", 0},   {"torch", "torch.distributed", 0},
     {"impi", "Intel MPI", 1}, {"mpich", "MPICH", 1}, {"ompi5", "Open MPI 5", 1},
+    {"oneccl", "oneCCL", 1}, /* under the mpiexec of the Intel MPI installed beside it */
 };
 #define NBASELINES (sizeof baselines / sizeof *baselines)
+#define BASELINE_NAMES "mpi, gloo, torch, impi, mpich, ompi5 or oneccl"
 
 int bench_is_mpi(const char *name)
 {
@@ -198,18 +200,15 @@ static int parse_baselines(const char *list, struct bench_opts *o, const char *p
             if (strlen(baselines[k].name) == n && !strncmp(p, baselines[k].name, n))
                 name = baselines[k].name;
         if (!name || bench_has_baseline(o, name) || o->nbaselines == BENCH_MAX_BASELINES) {
-            fprintf(stderr,
-                    "%s: --baseline '%s': name mpi, gloo, torch, impi, mpich or ompi5, each "
-                    "once, separated by commas\n",
-                    prog, list);
+            fprintf(stderr, "%s: --baseline '%s': name %s, each once, separated by commas\n", prog,
+                    list, BASELINE_NAMES);
             return -1;
         }
         o->baselines[o->nbaselines++] = name;
         p += n + (p[n] == ',');
     }
     if (!o->nbaselines) {
-        fprintf(stderr, "%s: --baseline needs a library: mpi, gloo, torch, impi, mpich or ompi5\n",
-                prog);
+        fprintf(stderr, "%s: --baseline needs a library: %s\n", prog, BASELINE_NAMES);
         return -1;
     }
     return 0;

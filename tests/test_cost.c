@@ -78,8 +78,9 @@ static void hand_computed(void)
     struct collie__machine two = machine(2, 1, 2, 2), four = machine(4, 1, 4, 2);
     /* sync 1 + (4 * 1000 B at 1 GB/s + 1000 B at 2 GB/s) */
     expect_us(&two, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1 + 4 + 0.5, "oneshot");
-    /* 2 syncs + 3000 B at 1 GB/s + 2.5 * 1000 B at 2 GB/s */
-    expect_us(&two, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 2 + 3 + 1.25, "twoshot");
+    /* 2 syncs + 2500 B at 1 GB/s (the peers' slices in, n slices reduced, the result out) +
+     * 2 * 1000 B at 2 GB/s */
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 2 + 2.5 + 1, "twoshot");
     /* 4 ranks on 2 cores: a sync is 1 + 2 x 2 us, and the bytes take twice as long */
     expect_us(&four, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 5 + 2 * (6 + 0.5),
               "oneshot oversubscribed");
@@ -187,9 +188,9 @@ static void hand_computed(void)
               "allgather direct of memory");
     /*
      * adaptive: its own three syncs (the verdict's, rank 0's bookkeeping and tries), then
-     * the cheaper of twoshot (2 + 3 + 1.25) and direct (4 + 0.25 + 1 + 0.5), as it learns them
+     * the cheaper of twoshot (2 + 2.5 + 1) and direct (4 + 0.25 + 1 + 0.5), as it learns them
      */
-    expect_us(&attach, COLLIE_COLL_ALLREDUCE, "adaptive", 1000, 3 + 4 + 0.25 + 1 + 0.5, "adaptive");
+    expect_us(&attach, COLLIE_COLL_ALLREDUCE, "adaptive", 1000, 3 + 2 + 2.5 + 1, "adaptive");
     CHECK(isinf(cost_of(&four, COLLIE_COLL_REDUCE, "adaptive", 65536, 1)),
           "adaptive is offered where direct is not");
 
@@ -207,8 +208,8 @@ static void hand_computed(void)
      * (4000 B at 8 GB/s, 1000 into its slot at 4) */
     expect_us(&fast, COLLIE_COLL_REDUCE, "oneshot", 1000, 1 + 0.5 + 0.25,
               "reduce oneshot, the root alone");
-    /* 2 syncs + every rank (2000 B at 4, 1500 at 2) + the root's copy out alone (1000 at 8 and 4) */
-    expect_us(&fast, COLLIE_COLL_REDUCE, "twoshot", 1000, 2 + 1.25 + 0.375,
+    /* 2 syncs + every rank (1500 B at 4, 1000 at 2) + the root's copy out alone (1000 at 8 and 4) */
+    expect_us(&fast, COLLIE_COLL_REDUCE, "twoshot", 1000, 2 + 0.875 + 0.375,
               "reduce twoshot, the root alone");
     /* 256 KiB: 2 ranks' 1 MiB of buffers no longer fit in half the cache: memory's 1 GB/s */
     expect_us(&fast, COLLIE_COLL_ALLREDUCE, "oneshot", 262144, 1 + 4 * 262144 / 1e3 + 262144 / 2e3,
@@ -229,13 +230,13 @@ static void hand_computed(void)
     expect_us(&crowd, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 5 + 2 * (6 + 0.5),
               "a crowded host's oneshot: no residency");
     /*
-     * a twoshot, one slice of each slot, does: 2 syncs + every rank (2000 B at 4 GB/s,
-     * 1250 at 2) + the copy out (1000 at 4 and at 2), the cores shared 2 ranks each
+     * a twoshot, one slice of each slot, does: 2 syncs + every rank (1750 B at 4 GB/s,
+     * 1000 at 2) + the copy out (1000 at 4 and at 2), the cores shared 2 ranks each
      */
-    expect_us(&crowd, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 10 + 2 * 1.125 + 2 * 0.75,
+    expect_us(&crowd, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 10 + 2 * 0.9375 + 2 * 0.75,
               "a crowded host's twoshot, resident");
     /* a twoshot reduce's copy out is the root's alone: a core's share, no gain, not spread */
-    expect_us(&crowd, COLLIE_COLL_REDUCE, "twoshot", 1000, 10 + 2 * 1.125 + 0.75,
+    expect_us(&crowd, COLLIE_COLL_REDUCE, "twoshot", 1000, 10 + 2 * 0.9375 + 0.75,
               "a crowded host's twoshot reduce, the root's copy out alone");
     /* staged copies too: a sync + 1000 B at 4 GB/s and 1000 through a slot at 2, shared */
     expect_us(&crowd, COLLIE_COLL_BROADCAST, "staged", 1000, 5 + 2 * 0.75,
@@ -501,15 +502,16 @@ static void choice(void)
      * The library's own rates, 2 ranks on 2 cores (docs/NOTES.md, *Reduce
      * at 2 ranks*, *Timed in the call*): the root reducing alone in oneshot
      * up to 256 KiB (21 us, direct 41); from 1 MiB adaptive, which hedges the
-     * placement and times oneshot against direct.  The allreduce's adaptive
-     * from 64 KiB.
+     * placement and times oneshot against direct.  The allreduce's twoshot
+     * at 16 KiB (2.2 us against oneshot's 3.2-4.4 with the CPUs near, level
+     * far), adaptive from 64 KiB.
      */
     struct collie__machine own = machine(2, 1, 2, 2);
     collie__machine_default_rates(&own);
     static const struct {
         size_t bytes;
         const char *reduce, *allreduce;
-    } want[] = {{16384, "oneshot", "oneshot"},     {65536, "oneshot", "adaptive"},
+    } want[] = {{16384, "oneshot", "twoshot"},     {65536, "oneshot", "adaptive"},
                 {262144, "oneshot", "adaptive"},   {1 << 20, "adaptive", "adaptive"},
                 {4 << 20, "adaptive", "adaptive"}, {64 << 20, "adaptive", "adaptive"}};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {

@@ -3,12 +3,19 @@
  * twoshot.c - allreduce and reduce for large messages: reduce-scatter then
  * gather, through the slots, one slot-sized chunk per round.
  *
- * Per round: every rank copies a chunk of its input into its slot (sync);
- * rank r reduces slice r of the chunk across all slots, in rank order, into
- * slice r of its own slot (sync); every receiving rank copies all reduced
- * slices out.  All ranks reduce at once, each reads every byte once, and the
- * chunk is sized to stay in cache, so the user's buffers are the only DRAM
- * traffic: input read once, output written once.
+ * Per round, rank r owns slice r of the chunk: it copies the other slices of
+ * its input into its slot (sync); it reduces slice r of every peer's slot
+ * with slice r of its own input, in rank order, into slice r of its slot and
+ * copies that into its output (sync); every receiving rank copies the other
+ * reduced slices out.  A rank's own slice never passes through the window:
+ * of the 5.5 chunk's worth of reads and writes that staging the whole chunk
+ * costs a rank at 2 ranks, 4.5 remain.  All ranks reduce at once, each
+ * reads every byte once, and the chunk is sized to stay in cache, so the
+ * user's buffers are the only DRAM traffic: input read once, output
+ * written once.
+ *
+ * In place, slice r of the input is read by rank r alone before it is
+ * overwritten, and the others were staged before the first sync.
  */
 #include <string.h>
 
@@ -27,18 +34,23 @@ static collie_status twoshot(collie_comm *comm, const struct collie__op *op, int
     int receives = root < 0 || root == comm->rank;
     for (size_t off = 0; off < op->count; off += chunk) {
         size_t m = op->count - off < chunk ? op->count - off : chunk;
+        size_t lo = collie__seg(m, me, n), hi = collie__seg(m, me + 1, n);
         unsigned parity = collie__win_round(comm);
         unsigned char *mine = collie__win_slot(comm, me, parity);
-        collie__copy(mine, send + off * es, m * es);
-        collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
+        const unsigned char *in = send + off * es;
+        collie__copy(mine, in, lo * es); /* the slices the peers own: all but [lo, hi) */
+        collie__copy(mine + hi * es, in + hi * es, (m - hi) * es);
+        collie__count_sent(comm, COLLIE_LANE_COLL, (m - (hi - lo)) * es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;
 
-        size_t lo = collie__seg(m, me, n), hi = collie__seg(m, me + 1, n);
         for (int r = 0; r < n; r++)
-            srcs[r] = (const unsigned char *)collie__win_slot(comm, r, parity) + lo * es;
+            srcs[r] = r == me ? in + lo * es
+                              : (const unsigned char *)collie__win_slot(comm, r, parity) + lo * es;
         collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, op->op, comm->size, 0);
+        if (receives)
+            collie__copy_out(op, recv + (off + lo) * es, mine + lo * es, (hi - lo) * es);
         collie__count_sent(comm, COLLIE_LANE_COLL, (hi - lo) * es);
         st = collie__win_sync(comm);
         if (st != COLLIE_OK)
@@ -47,6 +59,8 @@ static collie_status twoshot(collie_comm *comm, const struct collie__op *op, int
         if (!receives)
             continue;
         for (int r = 0; r < n; r++) {
+            if (r == me)
+                continue;
             size_t a = collie__seg(m, r, n), b = collie__seg(m, r + 1, n);
             const unsigned char *slot = collie__win_slot(comm, r, parity);
             collie__copy_out(op, recv + (off + a) * es, slot + a * es, (b - a) * es);
@@ -66,18 +80,20 @@ static collie_status reduce_twoshot(collie_comm *comm, const struct collie__op *
 }
 
 /*
- * Copy in, reduce a 1/n slice of n slots into a slot, two syncs, copy all
- * slices out: every rank, or (reduce) the root alone.  Each slot's line is
- * read once, so the host's buffers stay resident on a crowded host too
- * (measured at 4 and 8 ranks on 2 cores, 256 KiB: 84-94 and 183-238 us,
- * where memory's rate said 140-202 and 285-409).
+ * Copy the peers' slices in, reduce a 1/n slice of n sources into a slot,
+ * two syncs, copy all slices out: every rank, or (reduce) the root alone.
+ * Each slot's line is read once, so the host's buffers stay resident on a
+ * crowded host too (measured at 4 and 8 ranks on 2 cores, 256 KiB: 84-94
+ * and 183-238 us, where memory's rate said 140-202 and 285-409, when the
+ * whole chunk was staged; not staging the own slice took 1 MiB at 2 ranks
+ * from 154-161 to 116-117 us, a rank moving 4.5 chunks where it moved 5.5).
  */
 static double twoshot_cost(machine *m, double s, int rooted)
 {
     double n = m->ranks_per_host, b = collie__cost_resident_beta(m, s);
     double out = rooted ? collie__cost_alone(m, b, s, s) : collie__cost_move(m, b, s, s);
     return 2 * collie__cost_rounds(m, s) * collie__cost_sync(m) +
-           collie__cost_move(m, b, 2 * s, (1 + 1 / n) * s) + out;
+           collie__cost_move(m, b, (2 - 1 / n) * s, s) + out;
 }
 
 static double allreduce_twoshot_cost(machine *m, double s, int degree)

@@ -58,7 +58,7 @@
     X(ALGO, STRING, "",                                                                            \
       "force algorithms: NAME, or COLL:NAME[,COLL:NAME...] "                                       \
       "(e.g. allreduce:twoshot); `collie info` lists them")                                        \
-    X(SHM_SLOT, SIZE, "256K",                                                                      \
+    X(SHM_SLOT, SIZE, "512K",                                                                      \
       "bytes of each rank's shared-memory staging buffer (two per rank); "                         \
       "the chunk that large collectives pipeline through cache")                                   \
     X(P2P_BUFFER, SIZE, "256K",                                                                    \

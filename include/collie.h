@@ -131,8 +131,12 @@ COLLIE_API const char *collie_last_error(const collie_comm *comm);
 
 /*
  * What comm has done since collie_init: the collectives and point-to-point
- * calls it completed, and the bytes this rank handed to its peers (staged in
- * shared memory for them, or sent).  Either output may be NULL.  Returns
+ * calls it completed, and the bytes of this rank's data that other ranks
+ * received, once per receiving rank, whichever side moved them: sent over a
+ * socket, staged in shared memory for a peer to copy, written into a peer's
+ * buffer, or read out of this rank's buffer by a peer.  A ring allreduce of
+ * S bytes on n ranks counts 2(n-1)/n S on each.  Payload only: headers and
+ * syncs are not counted.  Either output may be NULL.  Returns
  * COLLIE_ERR_INVALID_ARG for a NULL comm and writes nothing then.
  */
 COLLIE_API collie_status collie_get_counters(const collie_comm *comm, unsigned long long *ops,

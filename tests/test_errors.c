@@ -19,9 +19,15 @@
  *                 (COLLIE_TEST_COLL: allgather, alltoall, broadcast or allreduce; with
  *                 COLLIE_ALGO forcing direct, most often while a peer copies from or
  *                 into its buffers): the others get PEER_LOST, within seconds
- * counters        collie_get_counters counts completed calls and the bytes handed to
- *                 peers, exactly (oneshot allreduce: the input; staged broadcast: the
- *                 root's message; send: header + payload)
+ * counters        collie_get_counters counts completed calls and the bytes of this
+ *                 rank's that other ranks received, once per receiver, exactly
+ *                 (oneshot allreduce: the input n - 1 times; staged broadcast: the
+ *                 root's message n - 1 times; send: the payload)
+ * traffic         the bytes every rank counts, summed over the job, for each
+ *                 collective of the algorithms COLLIE_ALGO forces: what crossed
+ *                 between ranks, whichever side copied it (allreduce 2(n-1) S for
+ *                 twoshot, direct and ring, n(n-1) S for oneshot; broadcast
+ *                 (n-1) S; allgather, alltoall, reduce_scatter n(n-1) blocks)
  * long-call       one allreduce that takes longer than COLLIE_TIMEOUT in all, while
  *                 no single wait does, succeeds: the deadline is per wait.  Rank 0's
  *                 call is made slow by injection: a thread of its own stops it for
@@ -409,13 +415,14 @@ static void counters(void)
     CHECK_OK(comm, collie_barrier(comm));
     CHECK_OK(comm, collie_get_counters(comm, &ops, NULL));
     CHECK_OK(comm, collie_get_counters(comm, NULL, &bytes));
-    /* alone, a rank hands nothing to anybody: its collectives are copies */
-    unsigned long long staged = size > 1 ? 4000 : 0;
+    /* alone, a rank hands nothing to anybody: its collectives are copies; with peers,
+     * each of the n - 1 others reads this rank's input */
+    unsigned long long staged = 4000ull * (unsigned)(size - 1);
     CHECK(ops == 2 && bytes == staged, "after allreduce + barrier: %llu ops, %llu bytes", ops,
           bytes);
     CHECK_OK(comm, collie_broadcast(comm, x, 10, COLLIE_FLOAT64, 0));
     CHECK_OK(comm, collie_get_counters(comm, &ops, &bytes));
-    CHECK(ops == 3 && bytes == staged + (rank == 0 && size > 1 ? 80u : 0u),
+    CHECK(ops == 3 && bytes == staged + (rank == 0 ? 80u * (unsigned)(size - 1) : 0u),
           "after broadcast: %llu bytes", bytes);
     if (size > 1 && rank < 2) {
         if (rank == 0)
@@ -424,9 +431,69 @@ static void counters(void)
             CHECK_OK(comm, collie_recv(comm, x, 3, COLLIE_INT32, 0));
         CHECK_OK(comm, collie_get_counters(comm, &ops, &bytes));
         /* payload only: message headers are not counted, on any transport */
-        CHECK(ops == 4 && bytes == 4000 + (rank == 0 ? 80u + 12 : 0u),
+        CHECK(ops == 4 && bytes == staged + (rank == 0 ? 80u * (unsigned)(size - 1) + 12 : 0u),
               "after send/recv: %llu ops, %llu bytes", ops, bytes);
     }
+}
+
+/* The bytes the whole job counted for one collective (run), every rank's delta summed. */
+static unsigned long long job_bytes(collie_status (*run)(float *, float *, size_t), float *in,
+                                    float *out, size_t count)
+{
+    unsigned long long before, after;
+    CHECK_OK(comm, collie_get_counters(comm, NULL, &before));
+    CHECK_OK(comm, run(in, out, count));
+    CHECK_OK(comm, collie_get_counters(comm, NULL, &after));
+    int64_t delta = (int64_t)(after - before);
+    CHECK_OK(comm, collie_allreduce(comm, &delta, &delta, 1, COLLIE_INT64, COLLIE_SUM));
+    return (unsigned long long)delta;
+}
+
+static collie_status run_allreduce(float *in, float *out, size_t count)
+{
+    return collie_allreduce(comm, in, out, count, COLLIE_FLOAT32, COLLIE_SUM);
+}
+static collie_status run_broadcast(float *in, float *out, size_t count)
+{
+    (void)out;
+    return collie_broadcast(comm, in, count, COLLIE_FLOAT32, size - 1);
+}
+static collie_status run_allgather(float *in, float *out, size_t count)
+{
+    return collie_allgather(comm, in, out, count, COLLIE_FLOAT32);
+}
+static collie_status run_alltoall(float *in, float *out, size_t count)
+{
+    return collie_alltoall(comm, in, out, count, COLLIE_FLOAT32);
+}
+static collie_status run_reduce_scatter(float *in, float *out, size_t count)
+{
+    return collie_reduce_scatter(comm, in, out, count, COLLIE_FLOAT32, COLLIE_SUM);
+}
+
+static void traffic(void)
+{
+    const size_t count = 100003; /* not a multiple of the ranks: slices differ */
+    const unsigned long long n = (unsigned long long)size, s = count * sizeof(float);
+    float *in = calloc(count * n, sizeof *in), *out = calloc(count * n, sizeof *out);
+    CHECK(in && out, "out of memory");
+    const char *algo = getenv("COLLIE_ALGO");
+    int oneshot = algo && strstr(algo, "allreduce:oneshot");
+    unsigned long long want = (oneshot ? n : 2) * (n - 1) * s;
+    unsigned long long got = job_bytes(run_allreduce, in, out, count);
+    CHECK(got == want, "allreduce of %llu B (%s): the job counted %llu B, want %llu", s, algo, got,
+          want);
+    got = job_bytes(run_broadcast, in, out, count);
+    CHECK(got == (n - 1) * s, "broadcast (%s): %llu B, want %llu", algo, got, (n - 1) * s);
+    got = job_bytes(run_allgather, in, out, count);
+    CHECK(got == n * (n - 1) * s, "allgather (%s): %llu B, want %llu", algo, got, n * (n - 1) * s);
+    got = job_bytes(run_alltoall, in, out, count);
+    CHECK(got == n * (n - 1) * s, "alltoall (%s): %llu B, want %llu", algo, got, n * (n - 1) * s);
+    got = job_bytes(run_reduce_scatter, in, out, count);
+    CHECK(got == n * (n - 1) * s, "reduce_scatter (%s): %llu B, want %llu", algo, got,
+          n * (n - 1) * s);
+    free(in);
+    free(out);
 }
 
 /*
@@ -673,6 +740,8 @@ int main(int argc, char **argv)
         split_leave();
     else if (!strcmp(s, "long-call"))
         long_call();
+    else if (!strcmp(s, "traffic"))
+        traffic();
     else if (!strcmp(s, "counters"))
         counters();
     else if (!strcmp(s, "until-error"))

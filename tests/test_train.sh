@@ -68,6 +68,12 @@ expect_status 0 "$collie" train mlp --synthetic 6000 --hidden 64 -n 2 --epochs 5
 expect_output "^Total samples/sec on 2 rank\(s\): [0-9.]+ \+- [0-9.]+$"
 expect_output "^per iteration: compute [0-9.]+ ms, communication [0-9.]+ ms"
 expect_output "bytes per epoch by the formula .*: [0-9.e+]+; sent by collie \(rank 0\): [0-9.e+]+$"
+# what rank 0 counts is what crossed between the ranks: the formula's bytes, within 2%
+# (the formula ignores the last, partial batch)
+read -r formula sent < <(printf '%s\n' "$out" |
+    sed -nE 's/.*by the formula .*: ([0-9.e+]+); sent by collie \(rank 0\): ([0-9.e+]+)$/\1 \2/p')
+awk -v f="$formula" -v s="$sent" 'BEGIN { exit !(s > 0.98 * f && s < 1.02 * f) }' ||
+    fail "rank 0 counted $sent bytes an epoch, the formula $formula"
 expect_output "^time to accuracy 0.800: [0-9.]+ s \(epoch 1\)$"
 [ "$(grep -c '^2,' "$dir/t.csv")" = 1 ] || fail "the run should stop after epoch 1: $(cat "$dir/t.csv")"
 for key in ranks target time_to_target_s epoch_to_target final_test_accuracy throughput_mean \

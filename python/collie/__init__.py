@@ -164,7 +164,10 @@ class Comm:
         return _lib.host_index(self._handle)
 
     def counters(self) -> Tuple[int, int]:
-        """(operations completed, bytes this rank handed to its peers)."""
+        """(operations completed, bytes of this rank's data that other ranks received).
+
+        Each byte counts once per receiving rank, whichever side moved it
+        (collie_get_counters in collie.h)."""
         ops, sent = ctypes.c_ulonglong(), ctypes.c_ulonglong()
         _check(self._handle, _lib.get_counters(self._handle, ctypes.byref(ops), ctypes.byref(sent)))
         return ops.value, sent.value

@@ -120,6 +120,16 @@ static inline void collie__copy_out(const struct collie__op *op, void *dst, cons
         collie__copy(dst, src, n);
 }
 
+/*
+ * The other ranks of the host that receive what this rank passes on in a
+ * collective rooted at root (a global rank; -1: every rank receives):
+ * collie_get_counters counts each byte once per rank that receives it.
+ */
+static inline size_t collie__other_receivers(const collie_comm *comm, int root)
+{
+    return root < 0 ? (size_t)comm->local_size - 1 : root == comm->rank ? 0 : 1;
+}
+
 /* Slice i of m elements split n ways starts here. */
 static inline size_t collie__seg(size_t m, int i, int n)
 {

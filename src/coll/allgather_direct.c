@@ -30,14 +30,14 @@ static collie_status allgather_direct(collie_comm *comm, const struct collie__op
         int r = (me + k) % n;
         unsigned char *dst = recv + (size_t)comm->local_to_global[r] * bytes;
         st = collie__attach_read(comm, r, dst, collie__published_input(comm, r, parity), bytes);
-        if (st == COLLIE_OK)
-            collie__count_sent(comm, COLLIE_LANE_COLL, bytes);
     }
     unsigned char *own = recv + (size_t)comm->rank * bytes;
     if (st == COLLIE_OK && own != (const unsigned char *)op->sendbuf)
         collie__copy_out(op, own, op->sendbuf, bytes);
     /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
     collie_status last = collie__win_sync(comm);
+    if (st == COLLIE_OK && last == COLLIE_OK) /* each peer read our block */
+        collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(n - 1) * bytes);
     return st != COLLIE_OK ? st : last;
 }
 

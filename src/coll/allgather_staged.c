@@ -20,7 +20,7 @@ static collie_status allgather_staged(collie_comm *comm, const struct collie__op
         size_t m = count - off < chunk ? count - off : chunk;
         unsigned parity = collie__win_round(comm);
         collie__copy(collie__win_slot(comm, me, parity), send + off * es, m * es);
-        collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
+        collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(n - 1) * m * es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;

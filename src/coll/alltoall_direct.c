@@ -41,11 +41,11 @@ static collie_status alltoall_direct(collie_comm *comm, const struct collie__op 
         }
         st = collie__attach_read(comm, r, dst, collie__published_input(comm, r, parity) + mine,
                                  bytes);
-        if (st == COLLIE_OK)
-            collie__count_sent(comm, COLLIE_LANE_COLL, bytes);
     }
     /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
     collie_status last = collie__win_sync(comm);
+    if (st == COLLIE_OK && last == COLLIE_OK) /* each peer read its block of our input */
+        collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(n - 1) * bytes);
     if (st == COLLIE_OK && last == COLLIE_OK && out != op->recvbuf)
         collie__copy(op->recvbuf, out, all);
     return st != COLLIE_OK ? st : last;

@@ -37,8 +37,8 @@ static collie_status broadcast_direct(collie_comm *comm, const struct collie__op
                                       buf + pulled, bytes - pulled);
         }
     }
-    if (st == COLLIE_OK)
-        collie__count_sent(comm, COLLIE_LANE_COLL, is_root ? (n - 1) * (bytes - pulled) : pulled);
+    if (st == COLLIE_OK && is_root) /* pulled by each peer, the rest pushed to each */
+        collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(n - 1) * bytes);
     /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
     collie_status last = collie__win_sync(comm);
     return st != COLLIE_OK ? st : last;

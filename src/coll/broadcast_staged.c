@@ -21,7 +21,7 @@ static collie_status broadcast_staged(collie_comm *comm, const struct collie__op
         unsigned parity = collie__win_round(comm);
         if (is_root) {
             collie__copy(collie__win_slot(comm, root, parity), buf + off * es, m * es);
-            collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
+            collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(comm->local_size - 1) * m * es);
         }
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)

@@ -97,8 +97,8 @@ static collie_status write_piece(collie_comm *comm, const struct collie__op *op,
         collie_status st = collie__attach_write(comm, r, (uintptr_t)to + off * es, out, m * es);
         if (st != COLLIE_OK)
             return st;
+        collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
     }
-    collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
     return COLLIE_OK;
 }
 
@@ -167,6 +167,8 @@ static collie_status direct(collie_comm *comm, const struct collie__op *op, int 
     }
     /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
     collie_status last = collie__win_sync(comm);
+    if (st == COLLIE_OK && last == COLLIE_OK) /* the peers read their slices of our input */
+        collie__count_sent(comm, COLLIE_LANE_COLL, (op->count - (hi - lo)) * es);
     return st != COLLIE_OK ? st : last;
 }
 

@@ -50,13 +50,17 @@ collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie
         unsigned char *mine = collie__win_slot(comm, me, parity);
         collie__copy(mine, send + off * es, m * es);
         collie_status st = collie__win_sync(comm);
+        size_t owned = 0; /* elements of the slices this rank reduces */
         for (int s = me; s < slices && st == COLLIE_OK; s += n) {
             size_t lo = collie__seg(m, s, slices), hi = collie__seg(m, s + 1, slices);
             for (int r = 0; r < n; r++)
                 srcs[r] = (const unsigned char *)collie__win_slot(comm, r, parity) + lo * es;
             collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, local_op, n, 0);
             st = cross(comm, op, s, mine + lo * es, hi - lo, ctx);
+            owned += hi - lo;
         }
+        /* the host's peers read the other slices of our input, and all of them our results */
+        collie__count_sent(comm, COLLIE_LANE_COLL, (m - owned + (size_t)(n - 1) * owned) * es);
         if (st == COLLIE_OK)
             st = collie__win_sync(comm);
         if (st != COLLIE_OK)

@@ -22,7 +22,8 @@ static collie_status oneshot(collie_comm *comm, const struct collie__op *op, int
     int receives = root < 0 || root == comm->rank;
     if (op->count * es <= COLLIE__WIN_CARRY) { /* the data rides with the sync */
         memcpy(collie__win_carry(comm), send, op->count * es);
-        collie__count_sent(comm, COLLIE_LANE_COLL, op->count * es);
+        collie__count_sent(comm, COLLIE_LANE_COLL,
+                           collie__other_receivers(comm, root) * op->count * es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK || !receives)
             return st;
@@ -35,7 +36,7 @@ static collie_status oneshot(collie_comm *comm, const struct collie__op *op, int
         size_t m = op->count - off < chunk ? op->count - off : chunk;
         unsigned parity = collie__win_round(comm);
         collie__copy(collie__win_slot(comm, me, parity), send + off * es, m * es);
-        collie__count_sent(comm, COLLIE_LANE_COLL, m * es);
+        collie__count_sent(comm, COLLIE_LANE_COLL, collie__other_receivers(comm, root) * m * es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;

@@ -38,6 +38,8 @@ static collie_status reduce_scatter_direct(collie_comm *comm, const struct colli
     }
     /* Every rank passes the last sync, a failed one too: its peers then learn at once. */
     collie_status last = collie__win_sync(comm);
+    if (st == COLLIE_OK && last == COLLIE_OK) /* each peer read its block of our input */
+        collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(comm->local_size - 1) * count * es);
     if (st == COLLIE_OK && last == COLLIE_OK && out != op->recvbuf)
         collie__copy(op->recvbuf, out, count * es);
     return st != COLLIE_OK ? st : last;

@@ -27,7 +27,7 @@ static inline void collie__stage_blocks(collie_comm *comm, unsigned parity,
     unsigned char *slot = collie__win_slot(comm, comm->local_rank, parity);
     for (int b = 0; b < comm->local_size; b++)
         collie__copy(slot + (size_t)b * m * es, src + ((size_t)b * count + off) * es, m * es);
-    collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)comm->local_size * m * es);
+    collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(comm->local_size - 1) * m * es);
 }
 
 #endif

@@ -51,7 +51,8 @@ static collie_status twoshot(collie_comm *comm, const struct collie__op *op, int
         collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, op->op, comm->size, 0);
         if (receives)
             collie__copy_out(op, recv + (off + lo) * es, mine + lo * es, (hi - lo) * es);
-        collie__count_sent(comm, COLLIE_LANE_COLL, (hi - lo) * es);
+        collie__count_sent(comm, COLLIE_LANE_COLL,
+                           collie__other_receivers(comm, root) * (hi - lo) * es);
         st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;

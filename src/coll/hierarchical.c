@@ -59,10 +59,11 @@ collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie
             st = cross(comm, op, s, mine + lo * es, hi - lo, ctx);
             owned += hi - lo;
         }
-        /* the host's peers read the other slices of our input, and all of them our results */
-        collie__count_sent(comm, COLLIE_LANE_COLL, (m - owned + (size_t)(n - 1) * owned) * es);
-        if (st == COLLIE_OK)
+        if (st == COLLIE_OK) { /* the host's peers read the other slices of our input, and
+                                  all of them our results */
+            collie__count_sent(comm, COLLIE_LANE_COLL, (m - owned + (size_t)(n - 1) * owned) * es);
             st = collie__win_sync(comm);
+        }
         if (st != COLLIE_OK)
             return st;
         for (int s = 0; s < slices; s++) {

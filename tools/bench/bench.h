@@ -132,8 +132,8 @@ struct bench_opts {
     const char *baselines[BENCH_MAX_BASELINES];
     int nbaselines;
     const char *hosts, *hostfile, *rsh; /* across hosts: passed to collie run (and mpirun) */
-    const char *mpi_preload;            /* LD_PRELOAD of the MPI baseline's ranks */
-    const char *topology;               /* neighbor_allreduce: collie_schedule_from_name's name */
+    const char *mpi_preload; /* --mpi-preload: LIB (the mpi baseline's) or NAME=LIB,... */
+    const char *topology;    /* neighbor_allreduce: collie_schedule_from_name's name */
 };
 
 /* One measured size. */
@@ -181,6 +181,9 @@ static inline int bench_partner(const struct bench_backend *b)
 
 /* Whether --baseline named this library. */
 int bench_has_baseline(const struct bench_opts *o, const char *name);
+
+/* The library --mpi-preload puts into MPI baseline NAME's ranks, into buf; NULL: none. */
+const char *bench_preload_for(const struct bench_opts *o, const char *name, char *buf, size_t len);
 
 /*
  * COLLIE_AVG for a library without an average: buf holds the sum of n

@@ -153,7 +153,7 @@ static int job_args(const struct bench_opts *o, char **argv, int max, char *buf,
 struct launch {
     char *argv[160];
     int n;
-    char nranks[16], mca_rsh[PATH_MAX + 64], preload[PATH_MAX + 16];
+    char nranks[16], mca_rsh[PATH_MAX + 64], preload[PATH_MAX + 16], lib[PATH_MAX];
 };
 
 static void add(struct launch *l, const char *arg) { l->argv[l->n++] = (char *)arg; }
@@ -199,8 +199,8 @@ static void mpirun(struct launch *l, const struct bench_opts *o)
         snprintf(l->mca_rsh, sizeof l->mca_rsh, "%s", o->rsh);
         add(l, "--mca"), add(l, "plm_rsh_agent"), add(l, l->mca_rsh);
     }
-    if (o->mpi_preload) {
-        snprintf(l->preload, sizeof l->preload, "LD_PRELOAD=%s", o->mpi_preload);
+    if (bench_preload_for(o, "mpi", l->lib, sizeof l->lib)) {
+        snprintf(l->preload, sizeof l->preload, "LD_PRELOAD=%s", l->lib);
         add(l, "-x"), add(l, l->preload);
     }
 }
@@ -312,9 +312,19 @@ static void mpiexec(struct launch *l, const struct bench_opts *o, const char *na
 {
     l->n = 0;
     add(l, launcher);
-    if (!strcmp(name, "ompi5"))
+    int ompi = !strcmp(name, "ompi5");
+    if (ompi)
         add(l, "--oversubscribe");
     add_ranks(l, o);
+    /* Into the ranks alone, not the launcher: Open MPI's -x, Hydra's -genv. */
+    if (bench_preload_for(o, name, l->lib, sizeof l->lib)) {
+        if (ompi) {
+            snprintf(l->preload, sizeof l->preload, "LD_PRELOAD=%s", l->lib);
+            add(l, "-x"), add(l, l->preload);
+        } else {
+            add(l, "-genv"), add(l, "LD_PRELOAD"), add(l, l->lib);
+        }
+    }
 }
 
 /* Runs one baseline's measuring job with the job's arguments; 0 on success. */

@@ -102,7 +102,9 @@ void bench_usage(FILE *out, const char *prog)
         "                  these four as the package index installs them:\n"
         "                  scripts/peers_env.sh), or several, comma-separated (mpi,gloo,impi)\n"
         "  --mpi-preload LIB   run the MPI baseline with LIB preloaded (LD_PRELOAD), e.g.\n"
-        "                  libcollie-mpi.so: the same MPI program on collie's collectives\n"
+        "                  libcollie-mpi.so: the same MPI program on collie's collectives;\n"
+        "                  or NAME=LIB,... for each MPI baseline NAME (mpi, impi, mpich,\n"
+        "                  ompi5), e.g. impi=build/libcollie-mpi-impi.so\n"
         "  --rounds R      repeat every job R times, alternating collie and the baselines\n"
         "                  (A B A B ...); tables show the median of the rounds\n"
         "  --noise N       keep N busy threads in every rank, computing as an OpenMP or BLAS\n"
@@ -127,6 +129,62 @@ int bench_has_baseline(const struct bench_opts *o, const char *name)
     for (int i = 0; i < o->nbaselines; i++)
         if (!strcmp(o->baselines[i], name))
             return 1;
+    return 0;
+}
+
+const char *bench_preload_for(const struct bench_opts *o, const char *name, char *buf, size_t len)
+{
+    const char *p = o->mpi_preload;
+    if (!p)
+        return NULL;
+    if (!strchr(p, '=')) /* one library: the mpi baseline's */
+        return strcmp(name, "mpi") ? NULL : p;
+    size_t nlen = strlen(name);
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t item = end ? (size_t)(end - p) : strlen(p);
+        if (item > nlen + 1 && !strncmp(p, name, nlen) && p[nlen] == '=') {
+            if (item - nlen - 1 >= len)
+                return NULL;
+            memcpy(buf, p + nlen + 1, item - nlen - 1);
+            buf[item - nlen - 1] = 0;
+            return buf;
+        }
+        p += item + (end != NULL);
+    }
+    return NULL;
+}
+
+/* Each NAME=LIB of --mpi-preload names an MPI baseline of the run; 0, or -1 having said which
+ * did not. */
+static int check_preload(const struct bench_opts *o, const char *prog)
+{
+    const char *p = o->mpi_preload;
+    if (!strchr(p, '=')) {
+        if (bench_has_baseline(o, "mpi"))
+            return 0;
+        fprintf(stderr,
+                "%s: --mpi-preload LIB needs --baseline mpi (or NAME=LIB for another "
+                "MPI baseline)\n",
+                prog);
+        return -1;
+    }
+    while (*p) {
+        const char *end = strchr(p, ','), *eq = strchr(p, '=');
+        size_t item = end ? (size_t)(end - p) : strlen(p);
+        char name[16];
+        size_t nlen = eq && eq < p + item ? (size_t)(eq - p) : item;
+        snprintf(name, sizeof name, "%.*s", (int)(nlen < sizeof name ? nlen : sizeof name - 1), p);
+        if (nlen + 1 >= item || nlen >= sizeof name || !bench_is_mpi(name) ||
+            !strcmp(name, "oneccl") || !bench_has_baseline(o, name)) {
+            fprintf(stderr,
+                    "%s: --mpi-preload '%.*s': each item is NAME=LIB, NAME one of the run's "
+                    "MPI baselines (mpi, impi, mpich, ompi5)\n",
+                    prog, (int)item, p);
+            return -1;
+        }
+        p += item + (end != NULL);
+    }
     return 0;
 }
 
@@ -515,10 +573,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *prog)
                     prog, o->baselines[k]);
             return -1;
         }
-    if (o->mpi_preload && !bench_has_baseline(o, "mpi")) {
-        fprintf(stderr, "%s: --mpi-preload needs --baseline mpi\n", prog);
+    if (o->mpi_preload && check_preload(o, prog))
         return -1;
-    }
     if (o->min_bytes > o->max_bytes) {
         fprintf(stderr, "%s: -b %zu is larger than -e %zu\n", prog, o->min_bytes, o->max_bytes);
         return -1;

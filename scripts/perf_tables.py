@@ -21,7 +21,7 @@ import csv
 import os
 import statistics
 import sys
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "docs", "results", "perf")
@@ -29,8 +29,8 @@ PAGE = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 
 # The order sets appear in, then any others by name.
 ORDER = ["one_host_n2", "one_host_n4", "one_host_n8", "hosts2x2_1gbit", "torch2"]
-PEERS = {"impi": "Intel MPI", "ompi5": "Open MPI 5", "mpich": "MPICH", "mpi": "Open MPI 4.1",
-         "gloo": "Gloo", "torch": "torch.distributed (Gloo)"}
+PEERS = {"mpi": "Open MPI 4.1", "ompi5": "Open MPI 5", "mpich": "MPICH 5", "impi": "Intel MPI",
+         "oneccl": "oneCCL", "gloo": "Gloo", "torch": "torch.distributed (Gloo)"}
 COLLECTIVES = ["allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall"]
 
 INTRO = """\
@@ -40,9 +40,19 @@ Today's figures only, each beside the peers measured in the same run:
 `collie bench` ran the identical loop against every library, rounds
 alternated (A B A B), and checked every element of every result. A cell is
 the median over the rounds of the mean time per call in microseconds;
-`x` = the peer's time over collie's (above 1: collie is faster). Sizes are
-bytes per rank as the API takes them (for allgather, reduce_scatter and
-alltoall: one block). The machine and date head each set.
+`spread` = collie's slowest round less its fastest, over the median; `x` =
+the fastest peer's time over collie's (above 1: collie is faster). Sizes
+are bytes per rank, as nccl-tests count them (for allgather, reduce_scatter
+and alltoall: the whole buffer of n blocks). `cpu2cpu` is how long a cache
+line took between the two vCPUs around the row: the host moves them
+between cores that share a cache and cores that do not, and every
+library's shared-memory figures move with it. The machine and date head
+each set.
+
+The goal of a row, beside the fastest of Open MPI 4.1 and 5, MPICH 5,
+Intel MPI and oneCCL measured in the same run: collie at least as fast
+(1.0), and allreduce of 64 KiB-4 MiB at least 1.3x. A row below its goal
+says why, with the measurement that showed it.
 
 This page is generated: `python3 scripts/perf_tables.py` rewrites it from
 the CSVs in `docs/results/perf/` (each with a `.meta` naming its command,
@@ -65,13 +75,17 @@ def read_meta(path):
     return meta
 
 
+Cell = namedtuple("Cell", "us algo rounds lo hi")
+
+
 def medians(path):
-    """{collective: {bytes: {backend: (median_us, algo)}}} and the round counts."""
+    """{collective: {bytes: {backend: Cell}}}, and {(collective, bytes): cpu2cpu ns}: the
+    median of the rounds used, each backend's fastest and slowest of them."""
     rows = defaultdict(list)
     with open(path) as f:
         for r in csv.DictReader(f):
             rows[(r["collective"], int(r["bytes"]))].append(r)
-    out = defaultdict(dict)
+    out, handoff = defaultdict(dict), {}
     for (coll, size), rs in rows.items():
         best = min(float(r["handoff_ns"]) for r in rs)
         fast = [r for r in rs if float(r["handoff_ns"]) <= 2 * best]
@@ -82,9 +96,10 @@ def medians(path):
         for b in backends:
             times = [float(r["time_us"]) for r in fast if r["backend"] == b]
             algo = next((r["algo"] for r in fast if r["backend"] == b), "")
-            cell[b] = (statistics.median(times), algo, len(times))
+            cell[b] = Cell(statistics.median(times), algo, len(times), min(times), max(times))
         out[coll][size] = cell
-    return out
+        handoff[(coll, size)] = statistics.median(float(r["handoff_ns"]) for r in fast)
+    return out, handoff
 
 
 def fmt_time(us):
@@ -106,22 +121,75 @@ def fmt_bytes(n):
     return str(n)
 
 
-def table(cells, peers):
-    head = "| bytes | collie | algorithm |" + "".join(f" {PEERS.get(p, p)} | x |" for p in peers)
-    rule = "| --- | --- | --- |" + " --- | --- |" * len(peers)
-    lines = [head, rule]
+# The goal of each row beside the field's fastest MPI and CCL libraries: collie at least as
+# fast as the best of them, and allreduce of 64 KiB-4 MiB at least 1.3x.
+FIELD = ["mpi", "ompi5", "mpich", "impi", "oneccl"]
+
+
+def goal(coll, size):
+    return 1.3 if coll == "allreduce" and 64 << 10 <= size <= 4 << 20 else 1.0
+
+
+def read_gaps(path):
+    """NAME.gaps: `collective bytes: why` for each row below its goal, the mechanism measured."""
+    gaps = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if ":" in line and not line.startswith("#"):
+                    key, why = line.split(":", 1)
+                    coll, size = key.split()
+                    gaps[(coll, int(size))] = why.strip()
+    return gaps
+
+
+def spread(c):
+    return f"{100 * (c.hi - c.lo) / c.us:.0f}%" if c.rounds > 1 else "-"
+
+
+def table(coll, cells, peers, handoff, gaps):
+    """One collective's rows: collie, each peer, the fastest of the field and its ratio to
+    collie, and where the field is in the set, the row's goal and whether it is met."""
+    field = [p for p in peers if p in FIELD]
+    head = "| bytes | collie | spread | algorithm |" + "".join(f" {PEERS.get(p, p)} |" for p in peers)
+    head += " fastest peer | x |" + (" goal |" if field else "") + " cpu2cpu (ns) |"
+    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
+    notes = []
     for size in sorted(cells):
         c = cells[size]
         if "collie" not in c:
             continue
-        mine, algo, _ = c["collie"]
-        row = f"| {fmt_bytes(size)} | {fmt_time(mine)} | {algo} |"
-        for p in peers:
-            if p in c:
-                row += f" {fmt_time(c[p][0])} | {fmt_ratio(c[p][0] / mine)} |"
+        mine = c["collie"]
+        row = f"| {fmt_bytes(size)} | {fmt_time(mine.us)} | {spread(mine)} | {mine.algo} |"
+        row += "".join(f" {fmt_time(c[p].us)} |" if p in c else " - |" for p in peers)
+        rivals = [p for p in (field or peers) if p in c]
+        if rivals:
+            best = min(rivals, key=lambda p: c[p].us)
+            x = c[best].us / mine.us
+            row += f" {PEERS.get(best, best)} | {fmt_ratio(x)} |"
+        else:
+            x = None
+            row += " - | - |"
+        if field:
+            want = goal(coll, size)
+            if x is None:
+                row += " - |"
+            elif x >= want:
+                row += f" {want:.1f}: met |"
             else:
-                row += " - | - |"
+                why = gaps.get((coll, size))
+                if why:
+                    notes.append(why)
+                    row += f" {want:.1f}: **below** ({len(notes)}) |"
+                elif mine.lo * want <= c[best].us:  # collie's fastest round met the goal
+                    row += f" {want:.1f}: **below**, within the spread |"
+                else:
+                    row += f" {want:.1f}: **below** |"
+        row += f" {handoff[(coll, size)]:.0f} |"
         lines.append(row)
+    if notes:
+        lines.append("")
+        lines.extend(f"({i}) {why}" for i, why in enumerate(notes, 1))
     return lines
 
 
@@ -129,8 +197,8 @@ def rounds_note(data):
     counts = defaultdict(set)
     for cells in data.values():
         for c in cells.values():
-            for b, (_, _, n) in c.items():
-                counts[b].add(n)
+            for b, cell in c.items():
+                counts[b].add(cell.rounds)
     parts = []
     for b in sorted(counts, key=lambda b: (b != "collie", b)):
         lo, hi = min(counts[b]), max(counts[b])
@@ -201,7 +269,8 @@ def page():
             out.extend(torch_table(os.path.join(RESULTS, name + ".csv")))
             out.append("")
             continue
-        data = medians(os.path.join(RESULTS, name + ".csv"))
+        data, handoff = medians(os.path.join(RESULTS, name + ".csv"))
+        gaps = read_gaps(os.path.join(RESULTS, name + ".gaps"))
         seen = {b for cells in data.values() for c in cells.values() for b in c} - {"collie"}
         peers = sorted(seen, key=lambda b: (list(PEERS).index(b) if b in PEERS else len(PEERS), b))
         out.extend(heading(name, meta, " " + rounds_note(data)))
@@ -209,28 +278,24 @@ def page():
             if coll not in data:
                 continue
             out.append(f"**{coll}**\n")
-            out.extend(table(data[coll], peers))
+            out.extend(table(coll, data[coll], peers, handoff, gaps))
             out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
 
 def readme():
-    """The README's headline: allreduce at 2 and 4 ranks beside Open MPI and Gloo."""
-    two = medians(os.path.join(RESULTS, "one_host_n2.csv"))["allreduce"]
-    four = medians(os.path.join(RESULTS, "one_host_n4.csv"))["allreduce"]
-    peers = ["mpi", "gloo"]
-    head = "| bytes |" + "".join(
-        f" {n} ranks: collie |" + "".join(f" {PEERS[p]} | x |" for p in peers) for n in (2, 4))
-    lines = [head, "| --- |" + " --- |" * (2 * (1 + 2 * len(peers)))]
-    for size in sorted(two):
-        row = f"| {fmt_bytes(size)} |"
-        for cells in (two, four):
-            mine = cells[size]["collie"][0]
-            row += f" {fmt_time(mine)} |"
-            for p in peers:
-                t = cells[size][p][0]
-                row += f" {fmt_time(t)} | {fmt_ratio(t / mine)} |"
-        lines.append(row)
+    """The README's headline: allreduce at 2 ranks beside the field's fastest libraries."""
+    cells = medians(os.path.join(RESULTS, "one_host_n2.csv"))[0]["allreduce"]
+    peers = ["impi", "oneccl", "ompi5", "mpi", "gloo"]
+    head = "| bytes | collie |" + "".join(f" {PEERS[p]} |" for p in peers) + " x, fastest |"
+    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
+    for size in sorted(cells):
+        c = cells[size]
+        mine = c["collie"].us
+        best = min((p for p in FIELD if p in c), key=lambda p: c[p].us)
+        lines.append(f"| {fmt_bytes(size)} | {fmt_time(mine)} |" +
+                     "".join(f" {fmt_time(c[p].us)} |" for p in peers) +
+                     f" {fmt_ratio(c[best].us / mine)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -181,6 +181,20 @@ static void collie_run(struct launch *l, const struct bench_opts *o, const char 
         add(l, "--rsh"), add(l, o->rsh);
 }
 
+/* --mpi-preload's library for baseline `name`, into its ranks alone, not the launcher: Open
+ * MPI's -x, Hydra's -genv (MPICH's and Intel MPI's mpiexec). */
+static void add_preload(struct launch *l, const struct bench_opts *o, const char *name, int hydra)
+{
+    if (!bench_preload_for(o, name, l->lib, sizeof l->lib))
+        return;
+    if (hydra) {
+        add(l, "-genv"), add(l, "LD_PRELOAD"), add(l, l->lib);
+    } else {
+        snprintf(l->preload, sizeof l->preload, "LD_PRELOAD=%s", l->lib);
+        add(l, "-x"), add(l, l->preload);
+    }
+}
+
 /* mpirun with the same placement, for the MPI baseline. */
 static void mpirun(struct launch *l, const struct bench_opts *o)
 {
@@ -199,10 +213,7 @@ static void mpirun(struct launch *l, const struct bench_opts *o)
         snprintf(l->mca_rsh, sizeof l->mca_rsh, "%s", o->rsh);
         add(l, "--mca"), add(l, "plm_rsh_agent"), add(l, l->mca_rsh);
     }
-    if (bench_preload_for(o, "mpi", l->lib, sizeof l->lib)) {
-        snprintf(l->preload, sizeof l->preload, "LD_PRELOAD=%s", l->lib);
-        add(l, "-x"), add(l, l->preload);
-    }
+    add_preload(l, o, "mpi", 0);
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -316,15 +327,7 @@ static void mpiexec(struct launch *l, const struct bench_opts *o, const char *na
     if (ompi)
         add(l, "--oversubscribe");
     add_ranks(l, o);
-    /* Into the ranks alone, not the launcher: Open MPI's -x, Hydra's -genv. */
-    if (bench_preload_for(o, name, l->lib, sizeof l->lib)) {
-        if (ompi) {
-            snprintf(l->preload, sizeof l->preload, "LD_PRELOAD=%s", l->lib);
-            add(l, "-x"), add(l, l->preload);
-        } else {
-            add(l, "-genv"), add(l, "LD_PRELOAD"), add(l, l->lib);
-        }
-    }
+    add_preload(l, o, name, !ompi);
 }
 
 /* Runs one baseline's measuring job with the job's arguments; 0 on success. */

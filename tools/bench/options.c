@@ -132,6 +132,26 @@ int bench_has_baseline(const struct bench_opts *o, const char *name)
     return 0;
 }
 
+/* One NAME=LIB item of --mpi-preload: where it starts, its length, its name's (up to '='). */
+struct preload_item {
+    const char *at;
+    size_t len, name_len;
+};
+
+/* The item at *p, moving *p past it and its comma; 0 at the list's end. */
+static int next_preload_item(const char **p, struct preload_item *it)
+{
+    if (!**p)
+        return 0;
+    const char *comma = strchr(*p, ','), *eq;
+    it->at = *p;
+    it->len = comma ? (size_t)(comma - *p) : strlen(*p);
+    eq = memchr(*p, '=', it->len);
+    it->name_len = eq ? (size_t)(eq - *p) : it->len;
+    *p += it->len + (comma != NULL);
+    return 1;
+}
+
 const char *bench_preload_for(const struct bench_opts *o, const char *name, char *buf, size_t len)
 {
     const char *p = o->mpi_preload;
@@ -139,24 +159,20 @@ const char *bench_preload_for(const struct bench_opts *o, const char *name, char
         return NULL;
     if (!strchr(p, '=')) /* one library: the mpi baseline's */
         return strcmp(name, "mpi") ? NULL : p;
-    size_t nlen = strlen(name);
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t item = end ? (size_t)(end - p) : strlen(p);
-        if (item > nlen + 1 && !strncmp(p, name, nlen) && p[nlen] == '=') {
-            if (item - nlen - 1 >= len)
-                return NULL;
-            memcpy(buf, p + nlen + 1, item - nlen - 1);
-            buf[item - nlen - 1] = 0;
+    struct preload_item it;
+    while (next_preload_item(&p, &it)) {
+        size_t lib_len = it.len - it.name_len - 1; /* check_preload: at least one byte */
+        if (it.name_len == strlen(name) && !strncmp(it.at, name, it.name_len) && lib_len < len) {
+            memcpy(buf, it.at + it.name_len + 1, lib_len);
+            buf[lib_len] = 0;
             return buf;
         }
-        p += item + (end != NULL);
     }
     return NULL;
 }
 
-/* Each NAME=LIB of --mpi-preload names an MPI baseline of the run; 0, or -1 having said which
- * did not. */
+/* Each NAME=LIB of --mpi-preload names an MPI baseline of the run and a path that fits; 0, or
+ * -1 having said which did not. */
 static int check_preload(const struct bench_opts *o, const char *prog)
 {
     const char *p = o->mpi_preload;
@@ -169,21 +185,25 @@ static int check_preload(const struct bench_opts *o, const char *prog)
                 prog);
         return -1;
     }
-    while (*p) {
-        const char *end = strchr(p, ','), *eq = strchr(p, '=');
-        size_t item = end ? (size_t)(end - p) : strlen(p);
+    struct preload_item it;
+    while (next_preload_item(&p, &it)) {
         char name[16];
-        size_t nlen = eq && eq < p + item ? (size_t)(eq - p) : item;
-        snprintf(name, sizeof name, "%.*s", (int)(nlen < sizeof name ? nlen : sizeof name - 1), p);
-        if (nlen + 1 >= item || nlen >= sizeof name || !bench_is_mpi(name) ||
+        snprintf(name, sizeof name, "%.*s",
+                 (int)(it.name_len < sizeof name ? it.name_len : sizeof name - 1), it.at);
+        if (it.name_len + 1 >= it.len || it.name_len >= sizeof name || !bench_is_mpi(name) ||
             !strcmp(name, "oneccl") || !bench_has_baseline(o, name)) {
             fprintf(stderr,
                     "%s: --mpi-preload '%.*s': each item is NAME=LIB, NAME one of the run's "
                     "MPI baselines (mpi, impi, mpich, ompi5)\n",
-                    prog, (int)item, p);
+                    prog, (int)it.len, it.at);
             return -1;
         }
-        p += item + (end != NULL);
+        if (it.len - it.name_len - 1 >= PATH_MAX) {
+            fprintf(stderr,
+                    "%s: --mpi-preload '%.*s': the library's path is longer than %d bytes\n", prog,
+                    (int)it.len, it.at, PATH_MAX - 1);
+            return -1;
+        }
     }
     return 0;
 }

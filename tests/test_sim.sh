@@ -27,8 +27,11 @@ check_choices() { # check_choices SIM_ARGS...: the INFO lines in $out against co
     local lines=$(printf '%s\n' "$out" | grep -Eo '(allreduce|broadcast|reduce) of [0-9]+ bytes on [0-9]+ ranks: [a-z]+ \(cost model\)' | sort -u)
     [ -n "$lines" ] || fail "no INFO line names a choice:
 $out"
+    # the single copies' call as the job measured it at init, which the library prices them by
+    local call=$(printf '%s\n' "$out" | sed -nE 's/.*cross-memory attach on \(a call ([0-9.]+) us\).*/\1/p' | head -1)
+    local measured=(${call:+--set host_attach_call_us=$call})
     while read -r coll _ bytes _ _ _ _ algo _; do
-        local sim=$("$collie" sim "$coll" "$@" -b "$bytes" -e "$bytes" | awk '!/^#/ { print $NF }')
+        local sim=$("$collie" sim "$coll" "$@" "${measured[@]}" -b "$bytes" -e "$bytes" | awk '!/^#/ { print $NF }')
         [ "$sim" = "$algo" ] || fail "$coll of $bytes bytes ($*): the library ran $algo, collie sim says $sim"
     done <<<"$lines"
 }

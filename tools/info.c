@@ -64,8 +64,14 @@ static void print_choices(const collie_comm *comm)
            collie__tools_machine_get(m, "link_bandwidth_gbs"),
            collie__tools_machine_get(m, "host_latency_us"),
            collie__tools_machine_get(m, "host_bandwidth_gbs"));
-    printf("  cross-memory attach between this host's ranks: %s\n",
-           collie__tools_attach(comm) ? "on" : "off (COLLIE_CMA=0, or refused: COLLIE_DEBUG=INFO)");
+    if (collie__tools_attach(comm))
+        printf("  cross-memory attach between this host's ranks: on, %.2f us a call (measured at "
+               "init: %.2f)\n",
+               collie__tools_machine_get(m, "host_attach_call_us"),
+               collie__tools_attach_call_us(comm));
+    else
+        printf("  cross-memory attach between this host's ranks: off (COLLIE_CMA=0, or refused: "
+               "COLLIE_DEBUG=INFO)\n");
     collie__tools_machine_free(m);
     printf("  %-15s", "bytes");
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)

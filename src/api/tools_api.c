@@ -56,6 +56,11 @@ collie_status collie__tools_force(collie_comm *comm, const char *spec)
 
 int collie__tools_attach(const collie_comm *comm) { return collie__attach_ok(comm); }
 
+double collie__tools_attach_call_us(const collie_comm *comm)
+{
+    return collie__attach_call_s(comm) * 1e6;
+}
+
 int collie__tools_links_measured(const collie_comm *comm)
 {
     return comm->coll->link_alpha > 0 || comm->coll->link_beta > 0;

@@ -45,6 +45,9 @@ collie_status collie__tools_force(collie_comm *comm, const char *spec);
 /* Whether comm's ranks on this host copy each other's buffers directly (cross-memory attach). */
 int collie__tools_attach(const collie_comm *comm);
 
+/* The microseconds of one such copy's system call, as comm measured it at init; 0: none. */
+double collie__tools_attach_call_us(const collie_comm *comm);
+
 /* Whether comm measured the links between its hosts at init (COLLIE_NET_PROBE). */
 int collie__tools_links_measured(const collie_comm *comm);
 

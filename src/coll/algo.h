@@ -348,7 +348,10 @@ const char *collie__select_rates(struct collie__machine *m);
  */
 void collie__select_place(const collie_comm *comm, struct collie__machine *m);
 
-/* The links' rates comm measured at init (link_probe.c) into m, where it measured them. */
+/*
+ * The rates comm measured at init into m, where it measured them: the links'
+ * (link_probe.c) and a single copy's system call (shm.c).
+ */
 void collie__select_links(const collie_comm *comm, struct collie__machine *m);
 
 /* The cost model's machine for comm: its placement, the process's rates (COLLIE_MACHINE). */

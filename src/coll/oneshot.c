@@ -23,7 +23,7 @@ static collie_status oneshot(collie_comm *comm, const struct collie__op *op, int
     const void **srcs = comm->scratch_srcs;
     int receives = root < 0 || root == comm->rank;
     int stages = root < 0 || root != comm->rank; /* some peer reads this rank's input */
-    if (op->count * es <= COLLIE__WIN_CARRY) { /* the data rides with the sync */
+    if (op->count * es <= COLLIE__WIN_CARRY) {   /* the data rides with the sync */
         memcpy(collie__win_carry(comm), send, op->count * es);
         collie__count_sent(comm, COLLIE_LANE_COLL,
                            collie__other_receivers(comm, root) * op->count * es);

@@ -19,6 +19,7 @@
 /* The rates, read once per process: the defaults, then COLLIE_MACHINE's file over them. */
 static struct collie__machine rates;
 static char rates_error[512];
+static int rates_from_file;
 static pthread_once_t rates_once = PTHREAD_ONCE_INIT;
 
 static void load_rates(void)
@@ -27,6 +28,7 @@ static void load_rates(void)
     const char *path = collie__config_string(COLLIE_CFG_MACHINE);
     if (*path && collie__machine_read(&rates, path, rates_error, sizeof rates_error))
         collie__machine_default_rates(&rates);
+    rates_from_file = *path && !rates_error[0];
 }
 
 const char *collie__select_rates(struct collie__machine *m)
@@ -55,6 +57,17 @@ void collie__select_links(const collie_comm *comm, struct collie__machine *m)
         m->link_alpha = comm->coll->link_alpha;
     if (comm->coll->link_beta > 0)
         m->link_beta = comm->coll->link_beta;
+    /*
+     * The kernel's single-copy call, measured when the segment opened
+     * (shm.c), over the built-in rate: it took 0.37 us on one Xeon and
+     * 1.1-1.75 us on an EPYC, a spread that moves `direct`'s crossovers by
+     * 4x, and it holds for the whole job, where the copy rates change with
+     * the placement (adaptive.c).  A description (COLLIE_MACHINE) says its own.
+     */
+    double call = collie__attach_call_s(comm);
+    pthread_once(&rates_once, load_rates);
+    if (call > 0 && !rates_from_file)
+        m->host_attach_call = call;
 }
 
 void collie__select_machine(const collie_comm *comm, struct collie__machine *m)

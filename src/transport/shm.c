@@ -257,12 +257,18 @@ static void count_kernel_cpus(collie_comm *comm, const char *kernels, const cpu_
     }
 }
 
+/* What each rank reports of its set-up: 1 set up, 2 added: reads every local peer's memory. */
+struct shm_ready {
+    int32_t ok;
+    uint32_t call_ns; /* its fastest read of a peer's memory (shm_attach.c); 0: none */
+};
+
 /*
  * Whether this rank reads every other local rank's memory (shm_attach.c):
  * pids and probe addresses of all ranks, `stride` bytes apart.
  */
 static int probe_attach(const collie_comm *comm, const int32_t *pids, const uint64_t *probes,
-                        size_t stride)
+                        size_t stride, uint32_t *call_ns)
 {
     int32_t pid[comm->local_size];
     uint64_t addr[comm->local_size];
@@ -271,7 +277,31 @@ static int probe_attach(const collie_comm *comm, const int32_t *pids, const uint
         pid[i] = *(const int32_t *)((const char *)pids + at);
         addr[i] = *(const uint64_t *)((const char *)probes + at);
     }
-    return collie__attach_probe(pid, addr, comm->local_size, comm->local_rank);
+    return collie__attach_probe(pid, addr, comm->local_size, comm->local_rank, call_ns);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * The median of the ranks' fastest single-copy calls (0 where a rank
+ * measured none): every rank computes it from the same records, so the cost
+ * model prices the calls alike everywhere.
+ */
+static uint32_t median_call_ns(const struct shm_ready *ready, int n)
+{
+    uint32_t v[n];
+    int k = 0;
+    for (int r = 0; r < n; r++)
+        if (ready[r].call_ns)
+            v[k++] = ready[r].call_ns;
+    if (!k)
+        return 0;
+    qsort(v, (size_t)k, sizeof *v, by_value);
+    return v[k / 2];
 }
 
 /*
@@ -317,7 +347,7 @@ static collie_status shm_transport_open(collie_comm *comm)
         cpu_set_t cpus;             /* where the rank may run: the host's CPUs are the union */
         char kernel[KERNEL_ID_LEN]; /* its kernel's boot id: hosts on one kernel share its CPUs */
     } *all = calloc((size_t)comm->size, sizeof *all), mine;
-    int32_t *ok = calloc((size_t)comm->size, sizeof *ok);
+    struct shm_ready *ok = calloc((size_t)comm->size, sizeof *ok);
     if (!s || !counters || !all || !ok) {
         free(s), free(counters), free(all), free(ok);
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the shared-memory state");
@@ -349,18 +379,19 @@ static collie_status shm_transport_open(collie_comm *comm)
     } else if (st == COLLIE_OK && fd < 0) {
         st = comm->failed;
     }
-    /* 1: set up; 2 added: reads every local peer's memory (shm_attach.c), kept if all do. */
-    int32_t me_ok = st == COLLIE_OK;
-    if (me_ok && probe_attach(comm, &all[0].pid, &all[0].probe, sizeof *all))
-        me_ok |= 2;
+    /* Single copies are kept if every rank reads all its local peers. */
+    struct shm_ready me_ok = {.ok = st == COLLIE_OK};
+    if (me_ok.ok && probe_attach(comm, &all[0].pid, &all[0].probe, sizeof *all, &me_ok.call_ns))
+        me_ok.ok |= 2;
     collie_status st2 = collie__bootstrap_allgather(comm, &me_ok, ok, sizeof me_ok);
     int attach_ok = 1;
     for (int r = 0; st == COLLIE_OK && st2 == COLLIE_OK && r < comm->size; r++) {
-        if (!ok[r])
+        if (!ok[r].ok)
             st = collie__fail(comm, COLLIE_ERR_PEER_LOST,
                               "rank %d could not set up shared memory (see its output)", r);
-        attach_ok &= (ok[r] & 2) != 0;
+        attach_ok &= (ok[r].ok & 2) != 0;
     }
+    uint32_t call_ns = st == COLLIE_OK && st2 == COLLIE_OK ? median_call_ns(ok, comm->size) : 0;
     if (st == COLLIE_OK)
         st = st2;
     if (fd >= 0)
@@ -386,16 +417,17 @@ static collie_status shm_transport_open(collie_comm *comm)
     attach(s, base, comm->local_size, comm->local_rank);
     populate_rings(s);
     s->attach = attach_ok;
+    s->attach_call_ns = attach_ok ? call_ns : 0;
     set_wait_policy(s, comm->crowd_ranks, comm->crowd_cpus);
     comm->shm = s;
     COLLIE_INFO("shm",
                 "%d ranks on this host, segment %zu bytes, slot %zu, ring %zu, spin %llu us, "
-                "yield %llu us (%d ranks on %d CPUs%s), cross-memory attach %s",
+                "yield %llu us (%d ranks on %d CPUs%s), cross-memory attach %s (a call %.3f us)",
                 s->n, s->map.total, s->map.slot_bytes, s->map.ring_bytes,
                 (unsigned long long)s->spin_ns / 1000, (unsigned long long)s->yield_ns / 1000,
                 comm->crowd_ranks, comm->crowd_cpus,
                 comm->crowd_ranks > comm->local_size ? ", hosts on one kernel" : "",
-                attach_ok ? "on" : "off");
+                attach_ok ? "on" : "off", s->attach_call_ns * 1e-3);
     return COLLIE_OK;
 }
 

@@ -64,6 +64,13 @@ const void *collie__win_carried(const collie_comm *comm, int local_rank);
 int collie__attach_ok(const collie_comm *comm);
 
 /*
+ * Seconds of one single-copy system call on this host, the median of what
+ * the communicator's ranks measured when the segment opened (alike on every
+ * rank); 0 where single copies are off.
+ */
+double collie__attach_call_s(const collie_comm *comm);
+
+/*
  * Copies n bytes at `remote` in local rank `local_rank`'s address space into
  * dst, in one copy by the kernel.  COLLIE_OK, or fails the communicator:
  * PEER_LOST when the rank has exited, SYSTEM naming the error otherwise.
@@ -124,7 +131,11 @@ int collie__mem_table_find(const void *bytes, uintptr_t remote, size_t n, uint64
 /* For shm.c's set-up: what peers' probes read here (0 when COLLIE_CMA=0). */
 uint64_t collie__attach_probe_addr(void);
 
-/* Whether rank `me` of n reads every other's probe word (addrs[r] 0: that rank declines). */
-int collie__attach_probe(const int32_t *pids, const uint64_t *addrs, int n, int me);
+/*
+ * Whether rank `me` of n reads every other's probe word (addrs[r] 0: that
+ * rank declines); where it does, *call_ns is the fastest such read's time.
+ */
+int collie__attach_probe(const int32_t *pids, const uint64_t *addrs, int n, int me,
+                         uint32_t *call_ns);
 
 #endif

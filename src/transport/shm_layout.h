@@ -118,9 +118,10 @@ struct collie__shm {
      */
     uint32_t *tail_seen, *head_seen;
     uint64_t spin_ns, yield_ns;
-    _Atomic int cpu; /* the CPU this rank last published in its ctl (both lanes may wait) */
-    int may_move;    /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */
-    int attach;      /* every rank of the communicator reads its local peers' memory */
+    _Atomic int cpu;         /* the CPU this rank last published in its ctl (both lanes may wait) */
+    int may_move;            /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */
+    int attach;              /* every rank of the communicator reads its local peers' memory */
+    uint32_t attach_call_ns; /* one such read's system call (collie__attach_call_s) */
     struct collie__peer_mem *peers; /* their collie_mem segments (shm_mem.c); NULL: none */
     _Atomic unsigned long long attach_bytes_kernel,
         attach_bytes_mapped; /* single copies, by path */

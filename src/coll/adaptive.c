@@ -170,7 +170,7 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
             return st;
     }
 
-    unsigned parity = collie__win_round(comm);
+    unsigned parity = collie__win_round(comm, sizeof(uint32_t));
     struct collie__arms *arms = NULL;
     int arm = 1; /* local rank 0's: 0 the window, 1 direct */
     if (comm->local_rank == 0) {

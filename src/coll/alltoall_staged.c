@@ -18,7 +18,7 @@ static collie_status alltoall_staged(collie_comm *comm, const struct collie__op 
     unsigned char *recv = op->recvbuf;
     for (size_t off = 0; off < count; off += w) {
         size_t m = count - off < w ? count - off : w;
-        unsigned parity = collie__win_round(comm);
+        unsigned parity = collie__win_round(comm, (size_t)n * m * es);
         collie__stage_blocks(comm, parity, op->sendbuf, count, off, m, es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)

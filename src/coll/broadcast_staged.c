@@ -18,7 +18,7 @@ static collie_status broadcast_staged(collie_comm *comm, const struct collie__op
     unsigned char *buf = op->recvbuf;
     for (size_t off = 0; off < op->count; off += chunk) {
         size_t m = op->count - off < chunk ? op->count - off : chunk;
-        unsigned parity = collie__win_round(comm);
+        unsigned parity = collie__win_round(comm, m * es);
         if (is_root) {
             collie__copy(collie__win_slot(comm, root, parity), buf + off * es, m * es);
             collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(comm->local_size - 1) * m * es);

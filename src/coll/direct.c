@@ -42,7 +42,7 @@ static const struct published *published(const collie_comm *comm, int r, unsigne
 
 unsigned collie__publish(collie_comm *comm, const void *input, void *output)
 {
-    unsigned parity = collie__win_round(comm);
+    unsigned parity = collie__win_round(comm, sizeof(struct published));
     struct published *mine = collie__win_slot(comm, comm->local_rank, parity);
     mine->input = (uint64_t)(uintptr_t)input;
     mine->output = (uint64_t)(uintptr_t)output;

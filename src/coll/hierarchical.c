@@ -46,7 +46,7 @@ collie_status collie__hierarchical_staged(collie_comm *comm, const struct collie
     const void **srcs = comm->scratch_srcs;
     for (size_t off = 0; off < op->count; off += chunk) {
         size_t m = op->count - off < chunk ? op->count - off : chunk;
-        unsigned parity = collie__win_round(comm);
+        unsigned parity = collie__win_round(comm, m * es);
         unsigned char *mine = collie__win_slot(comm, me, parity);
         collie__copy(mine, send + off * es, m * es);
         collie_status st = collie__win_sync(comm);

@@ -37,7 +37,7 @@ static collie_status oneshot(collie_comm *comm, const struct collie__op *op, int
     }
     for (size_t off = 0; off < op->count; off += chunk) {
         size_t m = op->count - off < chunk ? op->count - off : chunk;
-        unsigned parity = collie__win_round(comm);
+        unsigned parity = collie__win_round(comm, m * es);
         if (stages)
             collie__copy(collie__win_slot(comm, me, parity), send + off * es, m * es);
         collie__count_sent(comm, COLLIE_LANE_COLL, collie__other_receivers(comm, root) * m * es);

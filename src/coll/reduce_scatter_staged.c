@@ -21,7 +21,7 @@ static collie_status reduce_scatter_staged(collie_comm *comm, const struct colli
     const void **srcs = comm->scratch_srcs;
     for (size_t off = 0; off < count; off += w) {
         size_t m = count - off < w ? count - off : w;
-        unsigned parity = collie__win_round(comm);
+        unsigned parity = collie__win_round(comm, (size_t)n * m * es);
         collie__stage_blocks(comm, parity, op->sendbuf, count, off, m, es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)

@@ -35,10 +35,15 @@ size_t collie__win_bytes(const collie_comm *comm);
  */
 size_t collie__shm_ring_bytes(int local_size);
 
-/* Starts a staging round; returns the parity (0 or 1) of the slots it uses. */
-unsigned collie__win_round(collie_comm *comm);
+/*
+ * Starts a staging round whose slots hold `bytes` each (at most
+ * collie__win_bytes()); returns the parity (0 or 1) of the slots it uses.
+ * A round of a few KiB is placed elsewhere in its slots than the rounds
+ * before it (shm.c says why): collie__win_slot() then points there.
+ */
+unsigned collie__win_round(collie_comm *comm, size_t bytes);
 
-/* Local rank r's slot of the given parity. */
+/* Local rank r's slot of the given parity, as the round of that parity placed it. */
 void *collie__win_slot(const collie_comm *comm, int local_rank, unsigned parity);
 
 /* Posts this rank's progress and waits until every local rank has posted as much. */

@@ -108,6 +108,7 @@ struct collie__shm {
     int n, me;             /* local size and local rank */
     uint32_t step;         /* syncs posted by this rank */
     uint32_t round;        /* staging rounds started; parity picks the buffer */
+    size_t shift[2];       /* where in each parity's slots its round's bytes lie (win_round) */
     int check_desc;        /* the next sync compares peers' descriptors */
     uint32_t *sent, *rcvd; /* [channel * n + peer]: bytes pushed to / taken from each ring */
     /*
@@ -120,6 +121,7 @@ struct collie__shm {
     uint64_t spin_ns, yield_ns;
     _Atomic int cpu;         /* the CPU this rank last published in its ctl (both lanes may wait) */
     int may_move;            /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */
+    int crowded;             /* more ranks than CPUs: small rounds alone move (win_round) */
     int attach;              /* every rank of the communicator reads its local peers' memory */
     uint32_t attach_call_ns; /* one such read's system call (collie__attach_call_s) */
     struct collie__peer_mem *peers; /* their collie_mem segments (shm_mem.c); NULL: none */

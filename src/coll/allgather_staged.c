@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather_staged.c - allgather through the window: per round every rank
- * stages a piece of its block, one sync, every rank copies all pieces out.
+ * stages a piece of its block and copies it to its own output, one sync,
+ * every rank copies the peers' pieces out.
  */
 #include <string.h>
 
@@ -21,14 +22,17 @@ static collie_status allgather_staged(collie_comm *comm, const struct collie__op
         unsigned parity = collie__win_round(comm, m * es);
         collie__copy(collie__win_slot(comm, me, parity), send + off * es, m * es);
         collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(n - 1) * m * es);
+        /* our own piece while the peers stage theirs: it needs nobody */
+        unsigned char *own = recv + ((size_t)comm->local_to_global[me] * count + off) * es;
+        if (own != send + off * es)
+            collie__copy_out(op, own, send + off * es, m * es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;
-        for (int r = 0; r < n; r++) {
-            unsigned char *dst = recv + ((size_t)comm->local_to_global[r] * count + off) * es;
-            if (dst != send + off * es)
-                collie__copy_out(op, dst, collie__win_slot(comm, r, parity), m * es);
-        }
+        for (int r = 0; r < n; r++)
+            if (r != me)
+                collie__copy_out(op, recv + ((size_t)comm->local_to_global[r] * count + off) * es,
+                                 collie__win_slot(comm, r, parity), m * es);
     }
     return COLLIE_OK;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoall_staged.c - alltoall through the window: per round every rank
- * stages the same window of each of its n blocks, one sync, and rank r
- * copies window r out of every slot.
+ * stages the same window of each of its peers' blocks and copies its own to
+ * its output, one sync, and rank r copies window r out of every peer's slot.
  */
 #include <string.h>
 
@@ -20,10 +20,17 @@ static collie_status alltoall_staged(collie_comm *comm, const struct collie__op 
         size_t m = count - off < w ? count - off : w;
         unsigned parity = collie__win_round(comm, (size_t)n * m * es);
         collie__stage_blocks(comm, parity, op->sendbuf, count, off, m, es);
+        /* our own block while the peers stage theirs: it needs nobody */
+        const unsigned char *own =
+            (const unsigned char *)op->sendbuf + ((size_t)me * count + off) * es;
+        if (recv + ((size_t)me * count + off) * es != own)
+            collie__copy_out(op, recv + ((size_t)me * count + off) * es, own, m * es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;
         for (int r = 0; r < n; r++) {
+            if (r == me)
+                continue;
             const unsigned char *slot = collie__win_slot(comm, r, parity);
             collie__copy_out(op, recv + ((size_t)r * count + off) * es, slot + (size_t)me * m * es,
                              m * es);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * reduce_scatter_staged.c - reduce_scatter through the window: per round
- * every rank stages the same window of each of its n blocks, one sync, and
- * rank r reduces window r of all slots, in rank order, into its output.
- * Every rank reduces at once, and each input byte is read once.
+ * every rank stages the same window of each of its peers' blocks, one sync,
+ * and rank r reduces window r of its own block and of every peer's slot, in
+ * rank order, into its output.  Every rank reduces at once, and each input
+ * byte is read once.
  */
 #include <string.h>
 
@@ -26,9 +27,10 @@ static collie_status reduce_scatter_staged(collie_comm *comm, const struct colli
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;
-        for (int r = 0; r < n; r++)
-            srcs[r] =
-                (const unsigned char *)collie__win_slot(comm, r, parity) + (size_t)me * m * es;
+        for (int r = 0; r < n; r++) /* our own block where it lies: we alone read it */
+            srcs[r] = r == me ? (const unsigned char *)op->sendbuf + ((size_t)me * count + off) * es
+                              : (const unsigned char *)collie__win_slot(comm, r, parity) +
+                                    (size_t)me * m * es;
         collie__reduce(recv + off * es, srcs, n, m, op->dtype, op->op, comm->size, op->stream_out);
     }
     return COLLIE_OK;

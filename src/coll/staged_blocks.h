@@ -19,14 +19,18 @@ static inline size_t collie__block_window(const collie_comm *comm, size_t es)
     return w ? w : 1;
 }
 
-/* Copies elements [off, off+m) of each of the n blocks of src into the slot, packed. */
+/*
+ * Copies elements [off, off+m) of each of the n blocks of src into the slot,
+ * packed, but this rank's own block, which it takes from src itself.
+ */
 static inline void collie__stage_blocks(collie_comm *comm, unsigned parity,
                                         const unsigned char *src, size_t count, size_t off,
                                         size_t m, size_t es)
 {
     unsigned char *slot = collie__win_slot(comm, comm->local_rank, parity);
     for (int b = 0; b < comm->local_size; b++)
-        collie__copy(slot + (size_t)b * m * es, src + ((size_t)b * count + off) * es, m * es);
+        if (b != comm->local_rank)
+            collie__copy(slot + (size_t)b * m * es, src + ((size_t)b * count + off) * es, m * es);
     collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(comm->local_size - 1) * m * es);
 }
 

@@ -150,6 +150,9 @@ static void attach(struct collie__shm *s, void *base, int n, int me)
     atomic_store_explicit(&s->ctl[me].state, COLLIE_RANK_ALIVE, memory_order_release);
 }
 
+/* The bytes of each slot that small rounds move through (collie__win_round). */
+#define WIN_SPAN ((size_t)256 << 10)
+
 /*
  * Maps the rings this rank sends and receives on, and every rank's slots,
  * into its page tables now.  A ring's pages otherwise fault in on its first
@@ -158,18 +161,21 @@ static void attach(struct collie__shm *s, void *base, int n, int me)
  * gone once round the 256 KiB ring, then 5, and adaptive's learner
  * (arms.c), which tries the window now and then, kept finding it that
  * slow.  The slots likewise, whose small rounds move on through them
- * (collie__win_round).  At most 2 x COLLIE_SHM_CHANNELS x (n - 1) rings
- * and 2n slots a rank, a few MiB (the rings of all pairs together are
+ * (collie__win_round), up to WIN_SPAN of each.  At most 2 x
+ * COLLIE_SHM_CHANNELS x (n - 1) rings and 2n slot heads a rank, a few MiB (the rings of all pairs together are
  * capped: plan()).  A hint: a kernel without MADV_POPULATE_WRITE (5.14)
  * faults them in as before.
  */
 static void populate(struct collie__shm *s)
 {
 #ifdef MADV_POPULATE_WRITE
-    uintptr_t slots = (uintptr_t)s->slot & ~(uintptr_t)(PAGE - 1);
-    (void)madvise((void *)slots,
-                  align_up((uintptr_t)s->slot + 2 * (size_t)s->n * s->map.slot_bytes, PAGE) - slots,
-                  MADV_POPULATE_WRITE);
+    /* the part of each slot small rounds move through: a huge COLLIE_SHM_SLOT stays lazy */
+    size_t head = s->map.slot_bytes < WIN_SPAN ? s->map.slot_bytes : WIN_SPAN;
+    for (size_t k = 0; k < 2 * (size_t)s->n; k++) {
+        uintptr_t from = (uintptr_t)(s->slot + k * s->map.slot_bytes) & ~(uintptr_t)(PAGE - 1);
+        uintptr_t to = align_up((uintptr_t)(s->slot + k * s->map.slot_bytes) + head, PAGE);
+        (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+    }
     for (int ch = 0; ch < COLLIE_SHM_CHANNELS; ch++)
         for (int peer = 0; peer < s->n; peer++) {
             if (peer == s->me)
@@ -540,7 +546,6 @@ size_t collie__shm_ring_bytes(int local_size) { return plan(local_size).ring_byt
  * blocks 18 -> 15 us, of 32 KiB blocks 48 -> 53).  Every rank counts the
  * same rounds of the same bytes, so all place a round alike.
  */
-#define WIN_SPAN ((size_t)256 << 10)
 #define WIN_STRIDE_ALIGN ((size_t)4096)
 #define WIN_MOVE_MIN ((size_t)1024)
 #define WIN_CROWDED_MOVE_MAX ((size_t)16 << 10)

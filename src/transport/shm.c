@@ -153,40 +153,40 @@ static void attach(struct collie__shm *s, void *base, int n, int me)
 /* The bytes of each slot that small rounds move through (collie__win_round). */
 #define WIN_SPAN ((size_t)256 << 10)
 
+#ifdef MADV_POPULATE_WRITE
+/* Maps [p, p + n) into this process's page tables, whole pages. */
+static void populate_range(const unsigned char *p, size_t n)
+{
+    uintptr_t from = (uintptr_t)p & ~(uintptr_t)(PAGE - 1), to = align_up((uintptr_t)p + n, PAGE);
+    (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+}
+#endif
+
 /*
- * Maps the rings this rank sends and receives on, and every rank's slots,
- * into its page tables now.  A ring's pages otherwise fault in on its first
- * pass, a page at a time at both ends: measured at 2 ranks, a pairwise
- * alltoall of 32 KiB blocks took 40 us an exchange until its messages had
- * gone once round the 256 KiB ring, then 5, and adaptive's learner
- * (arms.c), which tries the window now and then, kept finding it that
- * slow.  The slots likewise, whose small rounds move on through them
- * (collie__win_round), up to WIN_SPAN of each.  At most 2 x
- * COLLIE_SHM_CHANNELS x (n - 1) rings and 2n slot heads a rank, a few MiB (the rings of all pairs together are
- * capped: plan()).  A hint: a kernel without MADV_POPULATE_WRITE (5.14)
- * faults them in as before.
+ * Maps the rings this rank sends and receives on, and the head of every
+ * rank's slots, into its page tables now.  A ring's pages otherwise fault in
+ * on its first pass, a page at a time at both ends: measured at 2 ranks, a
+ * pairwise alltoall of 32 KiB blocks took 40 us an exchange until its
+ * messages had gone once round the 256 KiB ring, then 5, and adaptive's
+ * learner (arms.c), which tries the window now and then, kept finding it
+ * that slow.  The slots likewise, up to WIN_SPAN of each, where small rounds
+ * move (collie__win_round); a huge COLLIE_SHM_SLOT stays lazy beyond.  At
+ * most 2 x COLLIE_SHM_CHANNELS x (n - 1) rings and 2n slot heads a rank, a
+ * few MiB (the rings of all pairs together are capped: plan()).  A hint: a
+ * kernel without MADV_POPULATE_WRITE (5.14) faults them in as before.
  */
 static void populate(struct collie__shm *s)
 {
 #ifdef MADV_POPULATE_WRITE
-    /* the part of each slot small rounds move through: a huge COLLIE_SHM_SLOT stays lazy */
     size_t head = s->map.slot_bytes < WIN_SPAN ? s->map.slot_bytes : WIN_SPAN;
-    for (size_t k = 0; k < 2 * (size_t)s->n; k++) {
-        uintptr_t from = (uintptr_t)(s->slot + k * s->map.slot_bytes) & ~(uintptr_t)(PAGE - 1);
-        uintptr_t to = align_up((uintptr_t)(s->slot + k * s->map.slot_bytes) + head, PAGE);
-        (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
-    }
+    for (size_t k = 0; k < 2 * (size_t)s->n; k++)
+        populate_range(s->slot + k * s->map.slot_bytes, head);
     for (int ch = 0; ch < COLLIE_SHM_CHANNELS; ch++)
         for (int peer = 0; peer < s->n; peer++) {
             if (peer == s->me)
                 continue;
-            unsigned char *rings[2] = {collie__shm_ring(s, ch, s->me, peer),
-                                       collie__shm_ring(s, ch, peer, s->me)};
-            for (int k = 0; k < 2; k++) {
-                uintptr_t from = (uintptr_t)rings[k] & ~(uintptr_t)(PAGE - 1),
-                          to = align_up((uintptr_t)rings[k] + s->map.ring_bytes, PAGE);
-                (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
-            }
+            populate_range(collie__shm_ring(s, ch, s->me, peer), s->map.ring_bytes);
+            populate_range(collie__shm_ring(s, ch, peer, s->me), s->map.ring_bytes);
         }
 #else
     (void)s;
@@ -555,11 +555,15 @@ unsigned collie__win_round(collie_comm *comm, size_t bytes)
     struct collie__shm *s = comm->shm;
     uint32_t round = s->round++;
     unsigned parity = round & 1u;
+    size_t most = s->crowded ? WIN_CROWDED_MOVE_MAX : s->map.slot_bytes / 2;
+    s->shift[parity] = 0;
+    if (bytes < WIN_MOVE_MIN || bytes > most)
+        return parity;
     size_t span = s->map.slot_bytes < WIN_SPAN ? s->map.slot_bytes : WIN_SPAN;
     size_t stride = (bytes + WIN_STRIDE_ALIGN - 1) / WIN_STRIDE_ALIGN * WIN_STRIDE_ALIGN;
-    size_t most = s->crowded ? WIN_CROWDED_MOVE_MAX : s->map.slot_bytes / 2;
-    size_t places = bytes >= WIN_MOVE_MIN && bytes <= most ? span / stride : 1;
-    s->shift[parity] = places > 1 ? (round >> 1) % places * stride : 0;
+    size_t places = span / stride;
+    if (places > 1)
+        s->shift[parity] = (round >> 1) % places * stride;
     return parity;
 }
 

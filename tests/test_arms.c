@@ -2,20 +2,31 @@
 /*
  * test_arms.c - the learner behind adaptive (src/coll/arms.c) on timings
  * made up to the nanosecond: each arm twice first, the faster after, the
- * slower re-timed on a doubling gap, a preempted call that changes nothing,
- * and a change of state followed both ways.
+ * slower re-timed on a doubling gap, a settled winner timed one call in
+ * COLLIE__ARM_TIME_EVERY, a preempted call that changes nothing, and a
+ * change of state followed both ways.
  */
 #include "coll/arms.h"
 #include "test_util.h"
 
-/* Runs `calls` calls where arm k takes ns[k]; counts the runs of each in runs[]. */
+/* How many of the last run()'s calls of each arm were timed. */
+static int timed_runs[2];
+
+/*
+ * Runs `calls` calls where arm k takes ns[k], recording those the learner
+ * asks to time, as adaptive.c does; counts the runs of each in runs[].
+ */
 static void run(struct collie__arms *a, int calls, const unsigned ns[2], int runs[2])
 {
-    runs[0] = runs[1] = 0;
+    runs[0] = runs[1] = timed_runs[0] = timed_runs[1] = 0;
     for (int c = 0; c < calls; c++) {
-        int arm = collie__arms_next(a);
+        int timed;
+        int arm = collie__arms_next(a, &timed);
         runs[arm]++;
-        collie__arms_record(a, arm, ns[arm]);
+        if (timed) {
+            timed_runs[arm]++;
+            collie__arms_record(a, arm, ns[arm]);
+        }
     }
 }
 
@@ -25,7 +36,9 @@ int main(void)
     /* each arm twice, alternating, before any choice */
     int first[4];
     for (int c = 0; c < 4; c++) {
-        first[c] = collie__arms_next(&a);
+        int timed;
+        first[c] = collie__arms_next(&a, &timed);
+        CHECK(timed, "call %d of the first four not timed", c);
         collie__arms_record(&a, first[c], first[c] ? 100 : 300);
     }
     CHECK(first[0] == 0 && first[1] == 1 && first[2] == 0 && first[3] == 1,
@@ -44,6 +57,10 @@ int main(void)
     run(&a, 1000, one_faster, runs);
     CHECK(runs[0] == 7 && runs[1] == 993, "the slower arm ran %d times in 1000 calls, not 7",
           runs[0]);
+    /* every call of the slower timed; the winner's first three, then one in eight */
+    CHECK(timed_runs[0] == 7 && timed_runs[1] == 3 + (993 - 3) / COLLIE__ARM_TIME_EVERY,
+          "timed %d of the slower arm's 7 calls and %d of the winner's 993", timed_runs[0],
+          timed_runs[1]);
 
     /* One preempted call of the winner (4 ms) does not move the choice. */
     collie__arms_record(&a, 1, 4000000);
@@ -52,12 +69,15 @@ int main(void)
     CHECK(runs[1] >= 99, "a preempted call moved %d calls to the slower arm", runs[0]);
 
     /*
-     * The state changes: arm 1 now takes 500.  Its next three timings
-     * replace the fast ones; from then arm 0's stale 300 wins, and arm 0 runs.
+     * The state changes: arm 1 now takes 500.  Its next three timings, one
+     * in eight of its calls, replace the fast ones; from then arm 0's 300
+     * wins, and arm 0 runs.
      */
     const unsigned one_slower[2] = {300, 500};
-    run(&a, 3, one_slower, runs);
-    CHECK(runs[1] == 3, "arm 1 ran %d of the 3 calls after the change", runs[1]);
+    run(&a, 3 * COLLIE__ARM_TIME_EVERY, one_slower, runs);
+    CHECK(timed_runs[1] == 3 && runs[1] >= 2 * COLLIE__ARM_TIME_EVERY + 1,
+          "arm 1 ran %d of the %d calls after the change, %d of them timed", runs[1],
+          3 * COLLIE__ARM_TIME_EVERY, timed_runs[1]);
     run(&a, 100, one_slower, runs);
     CHECK(runs[0] >= 95 && runs[1] >= 1 && runs[1] <= 5,
           "after the change arm 0 ran %d of 100, arm 1 %d (re-timed from a gap of 8)", runs[0],

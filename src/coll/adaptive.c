@@ -19,22 +19,24 @@
  * at most, a call probes: every rank syncs COLLIE__ADAPTIVE_PROBES times,
  * local rank 0 timing each (the first also compares the descriptors).  The
  * fastest of them is a cache line's trip between the ranks' CPUs plus the
- * sync's own code: a rank preempted in one of them does not count.  Far
- * apart, direct runs: the window is 2-3x slower there, as the model knows.
- * The calls between trust that finding; the host's moves of the vCPUs come
- * seconds apart, so a move costs at most a
- * millisecond of calls in the wrong placement.  Near, the placement is not
- * all that decides: between near and far lies a middle state the probe
- * cannot tell from near, where the window won by 1.2-1.6x, and the rate
- * of a cross-memory read changes from day to day.  So there local rank 0
- * also times what each call runs, per collective and size (a power of
- * two), and runs the faster of the two as arms.c learns it, the slower
- * again now and then (its timings are the near placement's alone).  It
- * puts its verdict in its slot for the call's sync: the algorithm, and
- * whether the next call probes; every rank runs the algorithm rank 0
- * chose, so all run the same one, and all probe alike.  A call that does
- * not probe costs one sync more than its branch; one that does, nine (at
- * 2 ranks 1.3-2.9 us, measured when every call probed).
+ * sync's own code: a rank preempted in one of them does not count.  The
+ * calls between trust that finding; the host's moves of the vCPUs come
+ * seconds apart, so a move costs at most a millisecond of calls in the
+ * wrong placement.  The probe alone does not decide the algorithm: between
+ * near and far lies a middle state the probe takes for far (a sync of
+ * 105-140 ns where the threshold is 100), in which twoshot ran a 64 MiB
+ * allreduce in 16.0 ms and direct in 24.7, and the rate of a cross-memory
+ * read changes from day to day.  So local rank 0 times what each call
+ * runs, per placement, collective and size (a power of two), and runs the
+ * faster of the two as arms.c learns it, the slower again now and then;
+ * the placement keeps each state's timings apart, so that a move back
+ * finds its winner known.  Far apart, the copies (broadcast, allgather,
+ * alltoall) run direct without timing: see learns_far().  It puts its verdict in its slot for the call's
+ * sync: the algorithm, and whether the next call probes; every rank runs
+ * the algorithm rank 0 chose, so all run the same one, and all probe
+ * alike.  A call that does not probe costs one sync more than its branch;
+ * one that does, nine (at 2 ranks 1.3-2.9 us, measured when every call
+ * probed).
  *
  * The two branches may order a reduction's sums differently: a float sum
  * of one input may differ in its last bits between calls, as it may in
@@ -138,24 +140,41 @@ static collie_status probe(collie_comm *comm, double *fastest)
     return COLLIE_OK;
 }
 
-/* Local rank 0's timings of the two branches for op where the CPUs are near; NULL without memory. */
+/* Local rank 0's timings of the two branches for op in one placement (0 near, 1 far); NULL without memory. */
 #define SIZE_CLASSES 48 /* powers of two up to 128 TiB */
-static struct collie__arms *arms_of(collie_comm *comm, const struct collie__op *op)
+static struct collie__arms *arms_of(collie_comm *comm, const struct collie__op *op, int far)
 {
     if (!comm->coll->arms)
-        comm->coll->arms = calloc(COLLIE_COLL_COUNT * SIZE_CLASSES, sizeof *comm->coll->arms);
+        comm->coll->arms = calloc(2 * COLLIE_COLL_COUNT * SIZE_CLASSES, sizeof *comm->coll->arms);
     if (!comm->coll->arms)
         return NULL;
     size_t bytes = op->count * op->elem_size;
     int size_class = 0;
     while (size_class < SIZE_CLASSES - 1 && (bytes >> (size_class + 1)))
         size_class++;
-    return &comm->coll->arms[(size_t)op->desc.coll * SIZE_CLASSES + (size_t)size_class];
+    size_t coll = (size_t)(far ? COLLIE_COLL_COUNT : 0) + (size_t)op->desc.coll;
+    return &comm->coll->arms[coll * SIZE_CLASSES + (size_t)size_class];
+}
+
+/*
+ * Far apart, whether coll still times both branches, or runs direct.  A
+ * reduction's window won in the middle state the probe takes for far
+ * (allreduce 64 MiB: twoshot 16.0-17.7 ms, direct 24.6-25.1; reduce_scatter
+ * 12.0-12.9 against 18.5-19.2); a copy's single copy moves each byte once
+ * where its window moves it twice, and direct won there (broadcast 16
+ * MiB: 0.93 against 1.35 ms), where timing the window now and then cost
+ * 0.9 -> 1.13-1.4 ms.
+ */
+static int learns_far(enum collie__coll coll)
+{
+    return coll == COLLIE_COLL_ALLREDUCE || coll == COLLIE_COLL_REDUCE ||
+           coll == COLLIE_COLL_REDUCE_SCATTER;
 }
 
 /* Local rank 0's verdict word: the algorithm every rank runs, and whether the next call probes. */
 #define VERDICT_ALGO 0xffffu
 #define VERDICT_SKIP_PROBE (1u << 16)
+#define VERDICT_TIMED (1u << 17) /* the call ends with a sync, and local rank 0 times it */
 
 static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
 {
@@ -172,7 +191,7 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
 
     unsigned parity = collie__win_round(comm, sizeof(uint32_t));
     struct collie__arms *arms = NULL;
-    int arm = 1; /* local rank 0's: 0 the window, 1 direct */
+    int arm = 1, timed = 0; /* local rank 0's: 0 the window, 1 direct; whether it times this call */
     if (comm->local_rank == 0) {
         struct collie__machine m;
         collie__select_machine(comm, &m);
@@ -185,17 +204,21 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
                          collie__coll_name(coll), sync_s * 1e9, limit * 1e9,
                          placed->far ? "far" : "near");
         }
-        arms = placed->far ? NULL : arms_of(comm, op);
-        arm = arms ? collie__arms_next(arms) : 1;
+        arms = placed->far && !learns_far(coll) ? NULL : arms_of(comm, op, placed->far);
+        arm = arms ? collie__arms_next(arms, &timed) : 1;
         const struct collie__algo *run =
             arm ? collie__adaptive_direct(coll) : collie__adaptive_window(&m, coll, bytes);
         int skip = now - placed->probed_ns < COLLIE__ADAPTIVE_PROBE_NS;
         *(uint32_t *)collie__win_slot(comm, 0, parity) =
-            (uint32_t)run->wire | (skip ? VERDICT_SKIP_PROBE : 0);
+            (uint32_t)run->wire | (skip ? VERDICT_SKIP_PROBE : 0) | (timed ? VERDICT_TIMED : 0);
         if (arms)
-            COLLIE_TRACE("coll", "%s of %zu bytes: window %.1f us, direct %.1f us: runs %s",
-                         collie__coll_name(coll), bytes, collie__arms_estimate(arms, 0) * 1e-3,
+            COLLIE_TRACE("coll", "%s of %zu bytes (%s): window %.1f us, direct %.1f us: runs %s",
+                         collie__coll_name(coll), bytes, placed->far ? "far" : "near",
+                         collie__arms_estimate(arms, 0) * 1e-3,
                          collie__arms_estimate(arms, 1) * 1e-3, run->name);
+        else
+            COLLIE_TRACE("coll", "%s of %zu bytes (%s): runs %s", collie__coll_name(coll), bytes,
+                         placed->far ? "far" : "near", run->name);
     }
     /* a call that does not probe compares the ranks' descriptors here */
     collie_status st = collie__win_sync(comm);
@@ -209,10 +232,22 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
         return collie__fail(comm, COLLIE_ERR_INTERNAL,
                             "%s: local rank 0 chose algorithm %u, which it has not",
                             collie__coll_name(coll), verdict & VERDICT_ALGO);
+    /*
+     * A timed call ends with a sync: a rank's own time misses its peers'
+     * work after it leaves (a broadcast's root leaves staged as soon as its
+     * slot is full), and learning from the root's time alone took a 64 KiB
+     * broadcast from 3.0 to 8.4-9.2 us.  Syncing every call would cost one
+     * more sync each; arms.c asks for one in COLLIE__ARM_TIME_EVERY once
+     * settled.
+     */
     uint64_t t0 = collie__now_ns();
     st = branch->run(comm, op);
-    if (arms && st == COLLIE_OK)
-        collie__arms_record(arms, arm, collie__now_ns() - t0);
+    if (verdict & VERDICT_TIMED) { /* a failed rank syncs too: its peers then learn at once */
+        collie_status last = collie__win_sync(comm);
+        if (arms && st == COLLIE_OK && last == COLLIE_OK)
+            collie__arms_record(arms, arm, collie__now_ns() - t0);
+        st = st != COLLIE_OK ? st : last;
+    }
     return st;
 }
 

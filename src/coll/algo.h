@@ -203,9 +203,10 @@ unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece
  * its single copy (direct), chosen in the call by local rank 0
  * (adaptive.c): it tells from how fast the ranks' CPUs hand each other a
  * cache line whether the host placed them near (sharing a cache) or far (a
- * sync slower than the machine's host_far_sync_us per peer).  Far, it runs
- * direct; near, the one of the two it timed faster at this collective and
- * size (arms.c).  Every rank runs its verdict, the algorithm included.
+ * sync slower than the machine's host_far_sync_us per peer), and runs the
+ * one of the two it timed faster in that placement at this collective and
+ * size (arms.c); far apart, a copy (broadcast, allgather, alltoall) runs
+ * direct untimed.  Every rank runs its verdict, the algorithm included.
  */
 #define COLLIE__ADAPTIVE_PROBES 8
 /* How long local rank 0 trusts a probe's finding: calls within it sync once, and do not probe. */

@@ -32,8 +32,9 @@ uint32_t collie__arms_estimate(const struct collie__arms *a, int arm)
     return best;
 }
 
-int collie__arms_next(struct collie__arms *a)
+int collie__arms_next(struct collie__arms *a, int *timed)
 {
+    *timed = 1;
     if (a->kept[0] < 2 || a->kept[1] < 2)
         return a->kept[1] < a->kept[0];
     int winner = collie__arms_estimate(a, 1) < collie__arms_estimate(a, 0);
@@ -41,6 +42,7 @@ int collie__arms_next(struct collie__arms *a)
         a->winner = (uint8_t)winner;
         a->gap = COLLIE__ARM_GAP_MIN;
         a->since = 0;
+        a->fresh = COLLIE__ARM_SAMPLES; /* a stale fast estimate is found out within these */
     }
     if (a->since >= a->gap) {
         a->since = 0;
@@ -48,6 +50,12 @@ int collie__arms_next(struct collie__arms *a)
         return !winner;
     }
     a->since++;
+    if (a->fresh) {
+        a->fresh--;
+        return winner;
+    }
+    a->untimed = (uint8_t)((a->untimed + 1) % COLLIE__ARM_TIME_EVERY);
+    *timed = a->untimed == 0;
     return winner;
 }
 

@@ -8,9 +8,10 @@
 
 #include <stdint.h>
 
-#define COLLIE__ARM_SAMPLES 3   /* timings kept per arm: the fastest of them is its estimate */
-#define COLLIE__ARM_GAP_MIN 8   /* calls between re-timings of the slower arm, at first */
-#define COLLIE__ARM_GAP_MAX 256 /* ... and at most, doubling while it stays slower */
+#define COLLIE__ARM_SAMPLES 3    /* timings kept per arm: the fastest of them is its estimate */
+#define COLLIE__ARM_GAP_MIN 8    /* calls between re-timings of the slower arm, at first */
+#define COLLIE__ARM_GAP_MAX 256  /* ... and at most, doubling while it stays slower */
+#define COLLIE__ARM_TIME_EVERY 8 /* a settled winner is timed every this many of its calls */
 
 /*
  * Two arms, 0 and 1, for one collective and size class: the last
@@ -24,6 +25,8 @@ struct collie__arms {
     uint8_t winner;                      /* the faster at the last call that ran it */
     uint16_t gap;                        /* calls between re-timings of the other (0: none yet) */
     uint16_t since;                      /* calls the winner ran since the other last did */
+    uint8_t fresh;                       /* the winner's next calls timed, all of them */
+    uint8_t untimed;                     /* the winner's calls since one was timed */
 };
 
 /*
@@ -31,9 +34,14 @@ struct collie__arms {
  * so that neither alone pays a size's first touch), then the faster by its
  * fastest kept timing, except that every `gap` calls the slower runs once
  * more, gap doubling from COLLIE__ARM_GAP_MIN to COLLIE__ARM_GAP_MAX while
- * the winner holds and starting over when it changes.  Updates the schedule.
+ * the winner holds and starting over when it changes.  *timed says whether
+ * the call is to be timed (and recorded): every call but a settled
+ * winner's, whose first COLLIE__ARM_SAMPLES calls after it wins are timed
+ * and then one in COLLIE__ARM_TIME_EVERY.  A timing costs its user a
+ * closing sync (adaptive.c), which is why not every call has one.  Updates
+ * the schedule.
  */
-int collie__arms_next(struct collie__arms *a);
+int collie__arms_next(struct collie__arms *a, int *timed);
 /* Keeps a timing of `arm` (0 or 1), replacing its oldest beyond COLLIE__ARM_SAMPLES. */
 void collie__arms_record(struct collie__arms *a, int arm, uint64_t ns);
 /* arm's estimate in nanoseconds, the fastest of its kept timings; UINT32_MAX while none. */

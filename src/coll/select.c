@@ -197,8 +197,8 @@ collie_status collie__select_check_forced(collie_comm *comm)
  * direct as its probe finds the placement, and near, as it times them:
  * arms.c), where it adds under PROBE_SHARE to the choice on the rates
  * alone, in either of two cases:
- *   - it hedges: near, it beats direct, and far, where it runs direct, it
- *     beats `best`;
+ *   - it hedges: near, it beats direct, and far, where it runs direct or
+ *     the faster it has timed, it beats `best`;
  *   - it learns: the window and direct are within LEARN_SPAN of each other
  *     here.  Measured at 2 ranks in the middle state, the window beat
  *     direct by 1.2-1.6x where the rates put it up to 1.4x behind

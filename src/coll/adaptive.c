@@ -31,12 +31,12 @@
  * faster of the two as arms.c learns it, the slower again now and then;
  * the placement keeps each state's timings apart, so that a move back
  * finds its winner known.  Far apart, the copies (broadcast, allgather,
- * alltoall) run direct without timing: see learns_far().  It puts its verdict in its slot for the call's
- * sync: the algorithm, and whether the next call probes; every rank runs
- * the algorithm rank 0 chose, so all run the same one, and all probe
- * alike.  A call that does not probe costs one sync more than its branch;
- * one that does, nine (at 2 ranks 1.3-2.9 us, measured when every call
- * probed).
+ * alltoall) run direct without timing: see learns_far().  It puts its
+ * verdict in its slot for the call's sync: the algorithm, and whether the
+ * next call probes; every rank runs the algorithm rank 0 chose, so all run
+ * the same one, and all probe alike.  A call that does not probe costs one
+ * sync more than its branch; one that does, nine (at 2 ranks 1.3-2.9 us,
+ * measured when every call probed).
  *
  * The two branches may order a reduction's sums differently: a float sum
  * of one input may differ in its last bits between calls, as it may in
@@ -140,7 +140,7 @@ static collie_status probe(collie_comm *comm, double *fastest)
     return COLLIE_OK;
 }
 
-/* Local rank 0's timings of the two branches for op in one placement (0 near, 1 far); NULL without memory. */
+/* Local rank 0's timings of op's two branches in one placement (far: 1); NULL without memory. */
 #define SIZE_CLASSES 48 /* powers of two up to 128 TiB */
 static struct collie__arms *arms_of(collie_comm *comm, const struct collie__op *op, int far)
 {

@@ -28,7 +28,7 @@ RESULTS = os.path.join(ROOT, "docs", "results", "perf")
 PAGE = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 
 # The order sets appear in, then any others by name.
-ORDER = ["one_host_n2", "one_host_n4", "one_host_n8", "hosts2x2_1gbit", "torch2"]
+ORDER = ["one_host_n2", "one_host_n4", "one_host_n8", "floor_n2", "mlbench_n2", "hosts2x2_1gbit", "torch2"]
 PEERS = {"mpi": "Open MPI 4.1", "ompi5": "Open MPI 5", "mpich": "MPICH 5", "impi": "Intel MPI",
          "oneccl": "oneCCL", "gloo": "Gloo", "torch": "torch.distributed (Gloo)"}
 COLLECTIVES = ["allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall"]
@@ -51,8 +51,11 @@ each set.
 
 The goal of a row, beside the fastest of Open MPI 4.1 and 5, MPICH 5,
 Intel MPI and oneCCL measured in the same run: collie at least as fast
-(1.0), and allreduce of 64 KiB-4 MiB at least 1.3x. A row below its goal
-says why, with the measurement that showed it.
+(1.0), and allreduce of 64 KiB-4 MiB at least 1.3x; from 16 MiB, at least
+80% of the memory-traffic floor (`floor`, where `--stream` measured it:
+every rank reads its input and writes its output once, 2nS bytes at the
+machine's copy bandwidth, over collie's time). A row below its goal says
+why, with the measurement that showed it.
 
 This page is generated: `python3 scripts/perf_tables.py` rewrites it from
 the CSVs in `docs/results/perf/` (each with a `.meta` naming its command,
@@ -79,13 +82,14 @@ Cell = namedtuple("Cell", "us algo rounds lo hi")
 
 
 def medians(path):
-    """{collective: {bytes: {backend: Cell}}}, and {(collective, bytes): cpu2cpu ns}: the
+    """{collective: {bytes: {backend: Cell}}}, {(collective, bytes): cpu2cpu ns}, and
+    {(collective, bytes): the memory-traffic floor in us} where `--stream` measured it: the
     median of the rounds used, each backend's fastest and slowest of them."""
     rows = defaultdict(list)
     with open(path) as f:
         for r in csv.DictReader(f):
             rows[(r["collective"], int(r["bytes"]))].append(r)
-    out, handoff = defaultdict(dict), {}
+    out, handoff, floor = defaultdict(dict), {}, {}
     for (coll, size), rs in rows.items():
         best = min(float(r["handoff_ns"]) for r in rs)
         fast = [r for r in rs if float(r["handoff_ns"]) <= 2 * best]
@@ -99,7 +103,10 @@ def medians(path):
             cell[b] = Cell(statistics.median(times), algo, len(times), min(times), max(times))
         out[coll][size] = cell
         handoff[(coll, size)] = statistics.median(float(r["handoff_ns"]) for r in fast)
-    return out, handoff
+        floors = [float(r.get("floor_us") or 0) for r in rs if r["backend"] == "collie"]
+        if floors and statistics.median(floors) > 0:
+            floor[(coll, size)] = statistics.median(floors)
+    return out, handoff, floor
 
 
 def fmt_time(us):
@@ -126,6 +133,10 @@ def fmt_bytes(n):
 FIELD = ["mpi", "ompi5", "mpich", "impi", "oneccl"]
 
 
+# From 16 MiB, collie's share of the memory-traffic floor, where `--stream` measured it.
+FLOOR_GOAL = 80
+
+
 def goal(coll, size):
     return 1.3 if coll == "allreduce" and 64 << 10 <= size <= 4 << 20 else 1.0
 
@@ -147,12 +158,15 @@ def spread(c):
     return f"{100 * (c.hi - c.lo) / c.us:.0f}%" if c.rounds > 1 else "-"
 
 
-def table(coll, cells, peers, handoff, gaps):
+def table(coll, cells, peers, handoff, gaps, floor):
     """One collective's rows: collie, each peer, the fastest of the field and its ratio to
-    collie, and where the field is in the set, the row's goal and whether it is met."""
+    collie, and where the field is in the set, the row's goal and whether it is met; where
+    `--stream` measured it, collie's share of the memory-traffic floor."""
     field = [p for p in peers if p in FIELD]
+    floors = any(k[0] == coll for k in floor)
     head = "| bytes | collie | spread | algorithm |" + "".join(f" {PEERS.get(p, p)} |" for p in peers)
-    head += " fastest peer | x |" + (" goal |" if field else "") + " cpu2cpu (ns) |"
+    head += " fastest peer | x |" + (" goal |" if field else "")
+    head += (" floor |" if floors else "") + " cpu2cpu (ns) |"
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
     notes = []
     for size in sorted(cells):
@@ -185,6 +199,18 @@ def table(coll, cells, peers, handoff, gaps):
                     row += f" {want:.1f}: **below**, within the spread |"
                 else:
                     row += f" {want:.1f}: **below** |"
+        if floors:
+            f = floor.get((coll, size))
+            share = 100 * f / mine.us if f else None
+            if share is None:
+                row += " - |"
+            elif share >= FLOOR_GOAL:
+                row += f" {share:.0f}% |"
+            elif gaps.get((coll, size)) and (x is None or x >= goal(coll, size)):
+                notes.append(gaps[(coll, size)])  # the ratio's goal is met: the note is the floor's
+                row += f" {share:.0f}%: **below** ({len(notes)}) |"
+            else:
+                row += f" {share:.0f}%: **below** |"
         row += f" {handoff[(coll, size)]:.0f} |"
         lines.append(row)
     if notes:
@@ -269,7 +295,7 @@ def page():
             out.extend(torch_table(os.path.join(RESULTS, name + ".csv")))
             out.append("")
             continue
-        data, handoff = medians(os.path.join(RESULTS, name + ".csv"))
+        data, handoff, floor = medians(os.path.join(RESULTS, name + ".csv"))
         gaps = read_gaps(os.path.join(RESULTS, name + ".gaps"))
         seen = {b for cells in data.values() for c in cells.values() for b in c} - {"collie"}
         peers = sorted(seen, key=lambda b: (list(PEERS).index(b) if b in PEERS else len(PEERS), b))
@@ -278,7 +304,7 @@ def page():
             if coll not in data:
                 continue
             out.append(f"**{coll}**\n")
-            out.extend(table(coll, data[coll], peers, handoff, gaps))
+            out.extend(table(coll, data[coll], peers, handoff, gaps, floor))
             out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 

@@ -16,7 +16,7 @@ expect_output "# Avg bus bandwidth +: [0-9.]+"
 rows=$(printf '%s\n' "$out" | grep -cE '^ +[0-9]+ ')
 [ "$rows" = 14 ] || fail "8 B .. 64 KiB by 2 should be 14 rows, got $rows"
 [ "$(tail -n +2 "$dir/a.csv" | wc -l)" = 14 ] || fail "CSV should hold 14 rows: $(cat "$dir/a.csv")"
-head -1 "$dir/a.csv" | grep -q "^backend,collective,round,ranks,ranks_per_host,bytes,count,dtype,op,inplace,time_us,median_us,algbw_GBps,busbw_GBps,wrong,algo,cpu,cores,collie_version,handoff_ns$" \
+head -1 "$dir/a.csv" | grep -q "^backend,collective,round,ranks,ranks_per_host,bytes,count,dtype,op,inplace,time_us,median_us,algbw_GBps,busbw_GBps,wrong,algo,cpu,cores,collie_version,handoff_ns,floor_us$" \
     || fail "CSV header: $(head -1 "$dir/a.csv")"
 [ "$(grep -c '"backend": "collie"' "$dir/a.json")" = 14 ] || fail "JSON should hold 14 rows"
 grep -q '"machine": {"cpu": ".*", "cores": [0-9]*, "ranks_per_host": 2' "$dir/a.json" || fail "JSON machine: $(head -3 "$dir/a.json")"
@@ -97,7 +97,7 @@ if [ "$(nproc)" -ge 2 ]; then
     expect_output "^ +8 +2 +float32 +sum .* [0-9]+  +0  oneshot$"
     expect_output "^ +64 +16 +float32 +sum .* [0-9]+\* +0  oneshot$"
     expect_output "collie bench: warning: allreduce: the machine slowed down at 2 size"
-    head -1 "$dir/m.csv" | grep -q ",collie_version,handoff_ns$" || fail "CSV header: $(head -1 "$dir/m.csv")"
+    head -1 "$dir/m.csv" | grep -q ",collie_version,handoff_ns,floor_us$" || fail "CSV header: $(head -1 "$dir/m.csv")"
     awk -F, 'NR > 1 && $20 > 0 { n++ } END { exit n == 3 ? 0 : 1 }' "$dir/m.csv" ||
         fail "a probe per row in the CSV: $(cat "$dir/m.csv")"
     # warnings on stderr never split a row of the table on stdout (one stream, > 4 KiB of rows)
@@ -314,6 +314,13 @@ expect_status 1 "$dir/collie-alone" bench -n 2 --baseline gloo
 expect_output "collie-bench-gloo was not built: install Gloo \(apt-get install libgloo-dev g\+\+\)"
 expect_status 1 "$dir/collie-alone" bench -n 2 --baseline mpi
 expect_output "collie-bench-mpi was not built"
+
+# --stream: the memory-traffic floor of allreduce rows from 16 MiB, on the table and in the CSV
+expect_status 0 "$collie" bench -n 2 -b 8M -e 16M "${quick[@]}" --min-time 0 --stream --csv "$dir/s.csv"
+expect_output "floor%"
+expect_output "^ +16777216 .* [0-9]+%"
+awk -F, 'NR > 1 { f[$6] = $21 } END { exit f[8388608] == 0 && f[16777216] > 0 ? 0 : 1 }' \
+    "$dir/s.csv" || fail "floor_us: 0 at 8 MiB, positive at 16 MiB: $(cat "$dir/s.csv")"
 
 # the plot
 expect_status 0 "$collie" bench -n 2 -b 8 -e 4K "${quick[@]}" --plot "$dir/p.png"

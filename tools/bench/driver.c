@@ -30,7 +30,7 @@ static void report(const struct bench_opts *o, const struct bench_rows *rows,
     struct bench_machine m;
     bench_machine(&m);
     bench_print_table(o, rows, stream);
-    if (o->csv && bench_write_csv(o->csv, rows, &m))
+    if (o->csv && bench_write_csv(o->csv, rows, &m, stream))
         fprintf(stderr, "collie bench: cannot write %s: %s\n", o->csv, strerror(errno));
     if (o->json && bench_write_json(o->json, rows, &m, stream))
         fprintf(stderr, "collie bench: cannot write %s: %s\n", o->json, strerror(errno));

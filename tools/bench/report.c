@@ -359,22 +359,24 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-int bench_write_csv(const char *path, const struct bench_rows *rows, const struct bench_machine *m)
+int bench_write_csv(const char *path, const struct bench_rows *rows, const struct bench_machine *m,
+                    const struct bench_stream *stream)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
     fprintf(f, "backend,collective,round,ranks,ranks_per_host,bytes,count,dtype,op,inplace,"
                "time_us,median_us,algbw_GBps,busbw_GBps,wrong,algo,cpu,cores,collie_version,"
-               "handoff_ns\n");
+               "handoff_ns,floor_us\n");
     for (size_t i = 0; i < rows->n; i++) {
         const struct bench_row *r = &rows->row[i];
-        fprintf(f,
-                "%s,%s,%d,%d,%d,%zu,%zu,%s,%s,%d,%.3f,%.3f,%.4f,%.4f,%lld,%s,\"%s\",%d,%s,%.1f\n",
-                r->backend, bench_coll_name(r->coll), r->round, r->ranks, r->local_size, r->bytes,
-                r->count, bench_dtype_name(r->dtype), bench_op_name(r->op), r->inplace, r->mean_us,
-                r->median_us, algbw(r, r->mean_us), busbw(r, r->mean_us), r->wrong, r->algo, m->cpu,
-                m->cores, m->version, r->handoff_ns);
+        fprintf(
+            f,
+            "%s,%s,%d,%d,%d,%zu,%zu,%s,%s,%d,%.3f,%.3f,%.4f,%.4f,%lld,%s,\"%s\",%d,%s,%.1f,%.1f\n",
+            r->backend, bench_coll_name(r->coll), r->round, r->ranks, r->local_size, r->bytes,
+            r->count, bench_dtype_name(r->dtype), bench_op_name(r->op), r->inplace, r->mean_us,
+            r->median_us, algbw(r, r->mean_us), busbw(r, r->mean_us), r->wrong, r->algo, m->cpu,
+            m->cores, m->version, r->handoff_ns, stream ? bench_floor_us(stream, r) : 0.0);
     }
     return fclose(f) ? -1 : 0;
 }

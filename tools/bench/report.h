@@ -33,7 +33,9 @@ void bench_print_overlap(const struct bench_opts *o, const struct bench_rows *ro
 void bench_print_fusion(const struct bench_opts *o, const struct bench_rows *rows,
                         const size_t *sizes, size_t ns);
 void bench_machine(struct bench_machine *m);
-int bench_write_csv(const char *path, const struct bench_rows *rows, const struct bench_machine *m);
+/* The rows as CSV; with a stream measurement (else NULL), each row's floor_us (bench_floor_us). */
+int bench_write_csv(const char *path, const struct bench_rows *rows, const struct bench_machine *m,
+                    const struct bench_stream *stream);
 int bench_write_json(const char *path, const struct bench_rows *rows, const struct bench_machine *m,
                      const struct bench_stream *stream);
 /* 0 drawn, 1 gnuplot missing (data and script written, and said so), -1 error. */

@@ -104,8 +104,9 @@ def medians(path):
         out[coll][size] = cell
         handoff[(coll, size)] = statistics.median(float(r["handoff_ns"]) for r in fast)
         floors = [float(r.get("floor_us") or 0) for r in rs if r["backend"] == "collie"]
-        if floors and statistics.median(floors) > 0:
-            floor[(coll, size)] = statistics.median(floors)
+        f = statistics.median(floors) if floors else 0
+        if f > 0:
+            floor[(coll, size)] = f
     return out, handoff, floor
 
 

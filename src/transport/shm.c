@@ -150,8 +150,14 @@ static void attach(struct collie__shm *s, void *base, int n, int me)
     atomic_store_explicit(&s->ctl[me].state, COLLIE_RANK_ALIVE, memory_order_release);
 }
 
-/* The bytes of each slot that small rounds move through (collie__win_round). */
+/* The bytes of each slot that small rounds move through (collie__win_round), at most. */
 #define WIN_SPAN ((size_t)256 << 10)
+
+/* The head of each slot that small rounds move through: WIN_SPAN, or the whole of a smaller slot. */
+static size_t win_span(const struct collie__shm *s)
+{
+    return s->map.slot_bytes < WIN_SPAN ? s->map.slot_bytes : WIN_SPAN;
+}
 
 #ifdef MADV_POPULATE_WRITE
 /* Maps [p, p + n) into this process's page tables, whole pages. */
@@ -178,9 +184,8 @@ static void populate_range(const unsigned char *p, size_t n)
 static void populate(struct collie__shm *s)
 {
 #ifdef MADV_POPULATE_WRITE
-    size_t head = s->map.slot_bytes < WIN_SPAN ? s->map.slot_bytes : WIN_SPAN;
     for (size_t k = 0; k < 2 * (size_t)s->n; k++)
-        populate_range(s->slot + k * s->map.slot_bytes, head);
+        populate_range(s->slot + k * s->map.slot_bytes, win_span(s));
     for (int ch = 0; ch < COLLIE_SHM_CHANNELS; ch++)
         for (int peer = 0; peer < s->n; peer++) {
             if (peer == s->me)
@@ -559,9 +564,7 @@ unsigned collie__win_round(collie_comm *comm, size_t bytes)
     s->shift[parity] = 0;
     if (bytes < WIN_MOVE_MIN || bytes > most)
         return parity;
-    size_t span = s->map.slot_bytes < WIN_SPAN ? s->map.slot_bytes : WIN_SPAN;
-    size_t stride = (bytes + WIN_STRIDE_ALIGN - 1) / WIN_STRIDE_ALIGN * WIN_STRIDE_ALIGN;
-    size_t places = span / stride;
+    size_t stride = align_up(bytes, WIN_STRIDE_ALIGN), places = win_span(s) / stride;
     if (places > 1)
         s->shift[parity] = (round >> 1) % places * stride;
     return parity;

@@ -377,7 +377,10 @@ COLLIE_API collie_status collie_get_unique_id(collie_unique_id *id);
  * size, or two ranks with one number, fail on every rank within the timeout:
  * MISMATCH, naming both, where rank 0 could tell them, else PEER_LOST or
  * TIMEOUT.  An id already used is INVALID_ARG at once for rank 0 in the
- * process that used it, and TIMEOUT for the others (nobody listens).  On
+ * process that used it, and TIMEOUT for the others (nobody listens).  Rank
+ * 0 of a communicator of more than one rank joins in the process that drew
+ * the id (unlike NCCL's, whose root may be anywhere); elsewhere its call is
+ * INVALID_ARG at once, saying so.  On
  * error *comm is NULL and collie_last_error(NULL) says why.
  */
 COLLIE_API collie_status collie_init_rank(collie_comm **comm, int size, const collie_unique_id *id,

@@ -23,6 +23,8 @@ static void print_job(const collie_comm *comm)
     printf("job:         %d rank(s) on %d host(s); this is rank %d, local rank %d of %d\n",
            collie_size(comm), collie__tools_hosts(comm), collie_rank(comm), collie_local_rank(comm),
            collie_local_size(comm));
+    printf("launcher:    %s; rendezvous: %s\n", collie__tools_launcher(comm),
+           collie__tools_rendezvous(comm));
     printf("waiting:     %s\n", collie_local_size(comm) > cpus
                                     ? "oversubscribed: ranks yield, then sleep"
                                     : "ranks <= CPUs: ranks poll briefly, then yield");

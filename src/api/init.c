@@ -16,6 +16,7 @@
 #include "../core/config.h"
 #include "../core/door.h"
 #include "../core/log.h"
+#include "../core/status.h"
 #include "../core/uid.h"
 #include "../transport/transport.h"
 #include "api.h"
@@ -94,13 +95,13 @@ static collie_status join(collie_comm *comm, const struct collie__identity *id)
 }
 
 /* COLLIE_ENCRYPT is 0 or 1, and 1 only with a token to derive keys from (seal.h). */
-static collie_status check_encrypt(collie_comm *comm)
+static collie_status check_encrypt(collie_comm *comm, int token_public)
 {
     long long encrypt = collie__config_int(COLLIE_CFG_ENCRYPT);
     if (encrypt != 0 && encrypt != 1)
         return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
                             "COLLIE_ENCRYPT=%lld: it is 0 (plain links) or 1 (encrypted)", encrypt);
-    if (encrypt && comm->size > 1 && !comm->token[0])
+    if (encrypt && comm->size > 1 && (!comm->token[0] || token_public))
         return collie__fail(comm, COLLIE_ERR_INVALID_ARG,
                             "COLLIE_ENCRYPT=1 needs COLLIE_TOKEN (the keys derive from it): "
                             "`collie run` sets one; with other launchers export the same random "
@@ -123,12 +124,17 @@ static collie_status make_comm(const struct collie__identity *id, const char *to
         return COLLIE_ERR_NOMEM;
     }
     comm->api = api;
+    comm->launcher = id->source;
+    comm->rendezvous = id->rendezvous;
+    if (!token && id->token[0] && !collie__auth_has_token())
+        token = id->token; /* the launcher's; COLLIE_TOKEN, where set, is every rank's alike */
     if (token) {
         snprintf(comm->token_buf, sizeof comm->token_buf, "%s", token);
         comm->token = comm->token_buf;
     }
     collie__log_set_rank(comm->rank);
-    if (!token && comm->size > 1 && comm->rank == 0 && !collie__auth_has_token())
+    if ((!token || id->token_public) && comm->size > 1 && comm->rank == 0 &&
+        !collie__auth_has_token())
         COLLIE_WARN("init",
                     "COLLIE_TOKEN is not set: any process that reaches %s:%d can join "
                     "this job or feed it data. `collie run` sets a random one; with other "
@@ -136,13 +142,15 @@ static collie_status make_comm(const struct collie__identity *id, const char *to
                     id->addr_host, id->addr_port);
     if (comm->size == 1 && id->listen_fd >= 0)
         close(id->listen_fd); /* a one-rank communicator has nobody to accept */
-    collie_status st = check_encrypt(comm);
+    collie_status st = check_encrypt(comm, id->token_public && !collie__auth_has_token());
     if (st == COLLIE_OK)
         st = join(comm, id);
     if (st != COLLIE_OK)
         return init_fail(comm, st);
-    COLLIE_INFO("init", "rank %d of %d (from %s), host '%s' (%d of %d): local rank %d of %d",
-                comm->rank, comm->size, id->source, id->host_id,
+    COLLIE_INFO("init",
+                "rank %d of %d (from %s, rendezvous: %s), host '%s' (%d of %d): local rank %d "
+                "of %d",
+                comm->rank, comm->size, id->source, id->rendezvous, id->host_id,
                 comm->hosts.host_of[comm->rank] + 1, comm->nhosts, comm->local_rank,
                 comm->local_size);
     collie__timeline_attach(comm);
@@ -171,10 +179,11 @@ collie_status collie_init(collie_comm **out)
         return st;
     struct collie__identity id;
     char err[400];
-    if (collie__identity_from_env(&id, err, sizeof err) != 0) {
+    st = collie__identity_from_env(&id, err, sizeof err);
+    if (st != COLLIE_OK) {
         collie__api_error("%s", err);
-        COLLIE_WARN("error", "COLLIE_ERR_INVALID_ARG: %s", err);
-        return COLLIE_ERR_INVALID_ARG;
+        COLLIE_WARN("error", "%s: %s", collie__status_name(st), err);
+        return st;
     }
     return make_comm(&id, NULL, out);
 }
@@ -225,9 +234,16 @@ collie_status collie_init_rank(collie_comm **out, int size, const collie_unique_
         return st;
     struct collie__identity id;
     collie__identity_for_rank(&id, rank, size, u.host, u.port);
-    if (rank == 0 && (id.listen_fd = collie__uid_take_listener(&u)) == -2) {
-        collie__api_error("collie_init_rank: this collie_unique_id was used for a communicator "
-                          "already: draw a new one (collie_get_unique_id) for each");
+    if (rank == 0)
+        id.listen_fd = collie__uid_take_listener(&u);
+    if (id.listen_fd == -2 || (id.listen_fd == -1 && rank == 0 && size > 1)) {
+        collie__api_error(
+            id.listen_fd == -2
+                ? "collie_init_rank: this collie_unique_id was used for a communicator already: "
+                  "draw a new one (collie_get_unique_id) for each"
+                : "collie_init_rank: rank 0 joins in a process that did not draw this id: rank "
+                  "0's listener opens when the id is drawn, in the drawing process, so draw it "
+                  "(collie_get_unique_id) in rank 0's process and send it to the others");
         COLLIE_WARN("error", "COLLIE_ERR_INVALID_ARG: %s", collie_last_error(NULL));
         return COLLIE_ERR_INVALID_ARG;
     }

@@ -13,6 +13,16 @@
 
 int collie__tools_in_a_job(void) { return collie__identity_in_a_job(); }
 
+const char *collie__tools_launcher(const collie_comm *comm)
+{
+    return comm && comm->launcher ? comm->launcher : "?";
+}
+
+const char *collie__tools_rendezvous(const collie_comm *comm)
+{
+    return comm && comm->rendezvous ? comm->rendezvous : "?";
+}
+
 int collie__tools_cpus(const collie_comm *comm) { return comm ? comm->cpus : -1; }
 
 int collie__tools_hosts(const collie_comm *comm) { return comm ? comm->nhosts : -1; }

@@ -17,6 +17,14 @@
 /* Whether this process is a rank of a job: any launcher's rank variable that collie_init reads is set. */
 int collie__tools_in_a_job(void);
 
+/*
+ * Whose variables named comm's ranks ("Slurm", "Open MPI", ...) and where
+ * rank 0's address came from (a variable, the launcher's PMIx or PMI-2
+ * store, Slurm's step); "?" for a NULL comm.
+ */
+const char *collie__tools_launcher(const collie_comm *comm);
+const char *collie__tools_rendezvous(const collie_comm *comm);
+
 /* CPUs this rank may run on, and hosts in the job; -1 for a NULL comm. */
 int collie__tools_cpus(const collie_comm *comm);
 int collie__tools_hosts(const collie_comm *comm);

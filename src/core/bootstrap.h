@@ -19,16 +19,24 @@ struct collie__identity {
     char addr_host[256];        /* rendezvous host ("" for a one-rank job) */
     int addr_port;
     char host_id[COLLIE_HOST_ID_LEN];
-    const char *source; /* which launcher's variables were used */
-    int listen_fd;      /* rank 0: a listener already open at addr (a unique id's), else -1 */
+    const char *source;     /* which launcher's variables were used */
+    const char *rendezvous; /* where addr came from (a variable, the launcher's store) */
+    int listen_fd;          /* rank 0: a listener already open at addr, else -1 */
+    char token[72];         /* the job's secret from the launcher's store, else "" */
+    int token_public;       /* token only tells jobs apart: derived from their ids, no secret */
 };
 
 /*
  * Fills id from COLLIE_* variables, else torchrun's, else Open MPI's, else
- * MPICH's PMI_*, else Slurm's; with none of them, a one-rank job.  Returns 0,
- * or -1 with a message naming the variable that is missing or wrong.
+ * MPICH's PMI_*, else Slurm's; with none of them, a one-rank job.  Rank 0's
+ * address comes from COLLIE_ADDR, else MASTER_ADDR, else the launcher: its
+ * PMIx or PMI-2 key-value store (rank 0 opens its listener and publishes it
+ * with a fresh token), else Slurm's step (SLURM_STEP_NODELIST's first node,
+ * a port from the job's and step's ids).  COLLIE_OK, or the failure
+ * (INVALID_ARG: a variable is missing or wrong; TIMEOUT: the launcher did
+ * not answer) with a message naming the launcher and what to set.
  */
-int collie__identity_from_env(struct collie__identity *id, char *err, size_t errlen);
+collie_status collie__identity_from_env(struct collie__identity *id, char *err, size_t errlen);
 
 /*
  * Fills id for rank of size, rank 0 listening at host:port (collie_init_rank,

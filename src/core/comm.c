@@ -174,13 +174,17 @@ collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, si
     comm->local_to_global = ranks + start[me]; /* this host's ranks, in the table */
     comm->local_size = start[me + 1] - start[me];
     comm->local_rank = collie__local_index(comm, comm->rank);
-    if ((launcher_local_rank >= 0 && launcher_local_rank != comm->local_rank) ||
-        (launcher_local_size >= 0 && launcher_local_size != comm->local_size))
+    /* A launcher may number a host's ranks in another order (Open MPI 5 does): only a count
+     * that disagrees says the host identities are wrong. */
+    if (launcher_local_size >= 0 && launcher_local_size != comm->local_size)
         COLLIE_WARN("init",
                     "the launcher (%s) says local rank %d of %d, but ranks sharing host "
                     "'%.*s' make it %d of %d; using the latter",
                     launcher, launcher_local_rank, launcher_local_size, (int)id_len, host_id,
                     comm->local_rank, comm->local_size);
+    else if (launcher_local_rank >= 0 && launcher_local_rank != comm->local_rank)
+        COLLIE_INFO("init", "the launcher (%s) numbers this rank %d of host '%.*s', collie %d",
+                    launcher, launcher_local_rank, (int)id_len, host_id, comm->local_rank);
     return COLLIE_OK;
 }
 

@@ -101,8 +101,10 @@ struct collie_comm {
     const struct collie__transport **peer_transport; /* indexed by global rank */
     collie__fail_hook on_fail;                       /* set by the transport layer when it opens */
 
-    const char *token;  /* the secret every connection proves: COLLIE_TOKEN, or token_buf */
-    char token_buf[72]; /* a collie_unique_id's, in hex */
+    const char *token;      /* the secret every connection proves: COLLIE_TOKEN, or token_buf */
+    char token_buf[72];     /* a collie_unique_id's, or the launcher's store's, in hex */
+    const char *launcher;   /* whose variables named the ranks (static text) */
+    const char *rendezvous; /* where rank 0's address came from (static text) */
     double timeout_s;
     size_t nt_min;        /* COLLIE_NT_MIN: outputs this large bypass the caches; 0 never */
     size_t p2p_piece;     /* COLLIE_P2P_PIECE: the pipelined steps' piece; 0: whole ranges */

@@ -13,6 +13,7 @@
 
 #include "bootstrap.h"
 #include "config.h"
+#include "rendezvous.h"
 
 struct launcher {
     const char *name, *rank, *size, *local_rank, *local_size;
@@ -27,6 +28,12 @@ static const struct launcher launchers[] = {
     {"MPICH", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
     {"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", NULL},
 };
+
+/* srun --mpi=pmi2 sets MPICH's PMI_RANK too, but not the MPI_LOCALRANKID of its mpiexec. */
+static int launcher_applies(const struct launcher *l)
+{
+    return strcmp(l->name, "MPICH") != 0 || getenv("MPI_LOCALRANKID") || !getenv("SLURM_STEP_ID");
+}
 
 /* -1: unset; -2: set but not a non-negative integer; else the value. */
 static long read_count(const char *name)
@@ -58,7 +65,7 @@ static int parse_addr(const char *text, struct collie__identity *id, char *err, 
         (size_t)(host_end - host) >= sizeof id->addr_host || !end || *end || port <= 0 ||
         port > 65535) {
         snprintf(err, errlen, "%s='%s' is not host:port (e.g. 10.0.0.1:29500)", what, text);
-        return -1;
+        return COLLIE_ERR_INVALID_ARG;
     }
     memcpy(id->addr_host, host, (size_t)(host_end - host));
     id->addr_host[host_end - host] = 0;
@@ -66,27 +73,32 @@ static int parse_addr(const char *text, struct collie__identity *id, char *err, 
     return 0;
 }
 
-static int read_addr(struct collie__identity *id, char *err, size_t errlen)
+static collie_status read_addr(struct collie__identity *id, char *err, size_t errlen)
 {
     const char *addr = collie__config_string(COLLIE_CFG_ADDR);
-    if (*addr)
+    if (*addr) {
+        id->rendezvous = "COLLIE_ADDR";
         return parse_addr(addr, id, err, errlen, "COLLIE_ADDR");
+    }
     const char *master = getenv("MASTER_ADDR");
     if (master && *master) {
         const char *port = getenv("MASTER_PORT");
         char both[300];
         snprintf(both, sizeof both, strchr(master, ':') ? "[%s]:%s" : "%s:%s", master,
                  port && *port ? port : "29500");
+        id->rendezvous = "MASTER_ADDR and MASTER_PORT";
         return parse_addr(both, id, err, errlen, "MASTER_ADDR:MASTER_PORT");
     }
     if (id->size == 1)
         return 0;
+    if (collie__rendezvous_offered())
+        return collie__rendezvous_from_launcher(id, err, errlen);
     snprintf(err, errlen,
-             "no rendezvous address for this %d-rank job (from %s): set COLLIE_ADDR=host:port, "
-             "or MASTER_ADDR and MASTER_PORT, to an address of rank 0's host (`collie run` sets "
-             "it for you)",
+             "no rendezvous address for this %d-rank job (from %s, which offers neither PMIx nor "
+             "PMI-2): set COLLIE_ADDR=host:port, or MASTER_ADDR and MASTER_PORT, to an address "
+             "of rank 0's host (`collie run` sets it for you)",
              id->size, id->source);
-    return -1;
+    return COLLIE_ERR_INVALID_ARG;
 }
 
 void collie__identity_boot_id(char *buf, size_t len)
@@ -123,6 +135,7 @@ void collie__identity_for_rank(struct collie__identity *id, int rank, int size, 
     id->size = size;
     id->local_rank = id->local_size = -1;
     id->source = "collie_init_rank";
+    id->rendezvous = "a collie_unique_id";
     id->listen_fd = -1;
     snprintf(id->addr_host, sizeof id->addr_host, "%s", host);
     id->addr_port = port;
@@ -137,7 +150,7 @@ int collie__identity_in_a_job(void)
     return 0;
 }
 
-int collie__identity_from_env(struct collie__identity *id, char *err, size_t errlen)
+collie_status collie__identity_from_env(struct collie__identity *id, char *err, size_t errlen)
 {
     memset(id, 0, sizeof *id);
     id->rank = 0;
@@ -145,8 +158,11 @@ int collie__identity_from_env(struct collie__identity *id, char *err, size_t err
     id->local_rank = id->local_size = -1;
     id->listen_fd = -1;
     id->source = "no launcher (a one-rank job)";
+    id->rendezvous = "none (a one-rank job)";
     for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
         const struct launcher *l = &launchers[i];
+        if (!launcher_applies(l))
+            continue;
         long rank = read_count(l->rank), size = read_count(l->size);
         if (rank == -1 && size == -1)
             continue;
@@ -156,7 +172,7 @@ int collie__identity_from_env(struct collie__identity *id, char *err, size_t err
                      "0 <= rank < size",
                      l->rank, getenv(l->rank) ? getenv(l->rank) : "(unset)", l->size,
                      getenv(l->size) ? getenv(l->size) : "(unset)", l->name);
-            return -1;
+            return COLLIE_ERR_INVALID_ARG;
         }
         id->rank = (int)rank;
         id->size = (int)size;

@@ -5,7 +5,7 @@
  * connection of that communicator proves it knows.  Drawing one opens the
  * listener at once (so ranks that join before rank 0 calls
  * collie_init_rank wait in its backlog, and the port cannot be taken in
- * between); rank 0 adopts it when it joins in this process.
+ * between); rank 0 adopts it when it joins, which must be in this process.
  */
 #ifndef COLLIE_UID_H
 #define COLLIE_UID_H
@@ -39,7 +39,7 @@ int collie__uid_valid(const struct collie__uid *u);
 
 /*
  * Rank 0 joining with u: the listener drawn with u in this process (the
- * caller owns it now), or -1 (drawn elsewhere: listen anew).  Returns -2 if
+ * caller owns it now), or -1 (drawn in another process).  Returns -2 if
  * this process already used u for a communicator (a stale id).
  */
 int collie__uid_take_listener(const struct collie__uid *u);

@@ -4,6 +4,9 @@
     dist.init_process_group("collie")             # instead of "gloo"; env:// or a store
     dist.init_process_group("cpu:collie,cuda:nccl")   # GPU jobs: CPU tensors on collie
 
+Under srun or mpirun nothing needs to be set: where MASTER_ADDR is missing, the
+ranks meet through the launcher and fill torch's variables (collie.torch.launch).
+
 (On torch 2.x with the package installed, the import is not even needed: torch finds
 the backend through the package's entry point.)
     model = torch.nn.parallel.DistributedDataParallel(model)
@@ -28,6 +31,7 @@ import inspect
 
 import torch.distributed as dist
 
+from . import launch
 from .backend import BACKEND, ProcessGroupCollie, collie_group_of
 
 __all__ = ["ProcessGroupCollie", "BACKEND", "register", "collie_group_of", "hooks", "DistributedOptimizer",
@@ -53,6 +57,7 @@ def register() -> None:
 
 
 register()
+launch.install()
 
 from . import hooks  # noqa: E402  (after ProcessGroupCollie, which they use)
 from .optimizer import DistributedOptimizer, broadcast_parameters, comm_of  # noqa: E402

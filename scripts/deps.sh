@@ -13,7 +13,8 @@
 #                    environment of torch 2.x that scripts/torch_env.sh makes),
 #                    torchvision (collie.torch.benchmark's models) and mpi4py (the MPI
 #                    interposer's test with a program nobody here wrote), nftables (the
-#                    encrypted-link test's man in the middle)
+#                    encrypted-link test's man in the middle), Slurm and munge (the
+#                    launch test's cluster) with Slurm's PMI-2 library
 # libopenblas-dev, zlib1g-dev and the data set are for collie-train only
 # (COLLIE_BUILD_TRAIN=ON, the default).
 set -euo pipefail
@@ -23,7 +24,7 @@ case "${1:-}" in
 --test) packages+=(openmpi-bin libopenmpi-dev libgloo-dev gnuplot-nox iproute2 iperf3 clang-format
              clang libclang-rt-14-dev
              procps python3 python3-numpy python3-torch python3-torchvision python3-pip python3-venv git
-             python3-mpi4py nftables) ;;
+             python3-mpi4py nftables slurmctld slurmd slurm-client munge libpmi2-0) ;;
 esac
 missing=()
 for p in "${packages[@]}"; do

@@ -37,8 +37,9 @@
  *            place, non-blocking; SUM and AVG) within the documented bound
  * uid        rank 0 draws a unique id, the parent broadcasts it, every rank
  *            joins with collie_init_rank and the new communicator works;
- *            reusing the id, a rank out of range, a garbage id, and a wrong
- *            size each fail, naming why, within the timeout
+ *            reusing the id, a rank out of range, a garbage id, rank 0 in
+ *            a process that did not draw the id, and a wrong size each
+ *            fail, naming why, within the timeout
  */
 #include <math.h>
 #include <pthread.h>
@@ -398,6 +399,29 @@ static void uid(void)
         nanosleep(&nap, NULL);
     }
     CHECK_OK(comm, collie_barrier(comm));
+
+    /* Drawn by rank 1: rank 0, in another process, refuses at once, saying where to draw
+     * it; the others queue at rank 1's listener until COLLIE_TIMEOUT. */
+    if (size > 1) {
+        if (rank == 1)
+            CHECK_OK(NULL, collie_get_unique_id(&id));
+        CHECK_OK(comm, collie_broadcast(comm, &id, sizeof id, COLLIE_UINT8, 1));
+        t0 = test_seconds();
+        st = collie_init_rank(&c, size, &id, rank);
+        CHECK(st == (rank == 0 ? COLLIE_ERR_INVALID_ARG : COLLIE_ERR_TIMEOUT),
+              "id drawn by rank 1: %s: %s", collie_strerror(st), collie_last_error(NULL));
+        if (rank == 0)
+            CHECK(strstr(collie_last_error(NULL), "did not draw this id"), "%s",
+                  collie_last_error(NULL));
+        CHECK(test_seconds() - t0 < test_time(10), "id drawn by rank 1 took %.1f s",
+              test_seconds() - t0);
+        if (rank == 0) {
+            struct timespec nap = {1, 0};
+            nanosleep(&nap, NULL);
+        }
+        CHECK_OK(comm, collie_barrier(comm));
+    }
+
     if (rank == 0)
         CHECK_OK(NULL, collie_get_unique_id(&id));
     CHECK_OK(comm, collie_broadcast(comm, &id, sizeof id, COLLIE_UINT8, 0));

@@ -22,7 +22,8 @@
     X(LOCAL_SIZE, INT, "", "ranks on this host; informational, derived like COLLIE_LOCAL_RANK")    \
     X(ADDR, STRING, "",                                                                            \
       "host:port where rank 0 listens for the rendezvous (else "                                   \
-      "MASTER_ADDR:MASTER_PORT); required when the job has more than one rank")                    \
+      "MASTER_ADDR:MASTER_PORT, else the launcher's PMIx, PMI-2 or PMI-1 store, else Slurm's "     \
+      "step)")                                                                                     \
     X(HOST, STRING, "",                                                                            \
       "host identity: ranks with the same value share memory (default: "                           \
       "hostname and kernel boot id)")                                                              \

@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # collie programs under MPI launchers with nothing set: Open MPI's mpirun (its PMIx),
-# MPICH's mpiexec (its PMI-1 socket) and Open MPI 5's, on this host and across two
-# emulated hosts (each with a hostname of its own); and a PMI server that misbehaves.
+# MPICH's mpiexec (its PMI-1 socket), Open MPI 5's and Intel MPI's on this host, the
+# first two also across two emulated hosts (each with a hostname of its own); and a PMI
+# server that misbehaves.
 #   test_mpirun.sh COLLIE TEST_COLL [PEERS]
-# PEERS: scripts/peers_env.sh's folder (mpich/, ompi5/); those it lacks are skipped.
+# PEERS: scripts/peers_env.sh's folder (mpich/, ompi5/, impi/); those it lacks are skipped.
 collie=$1 coll=$2 peers=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -13,7 +14,7 @@ export COLLIE_TEST_MAX_COUNT=4096 COLLIE_TIMEOUT=30
 for v in $(env | grep -Eo '^(COLLIE_[A-Z_]+|MASTER_ADDR|MASTER_PORT|RANK|WORLD_SIZE)='); do
     [ "${v%=}" = COLLIE_TIMEOUT ] || [ "${v%=}" = COLLIE_TEST_MAX_COUNT ] || unset "${v%=}"
 done
-mpich=$peers/mpich/bin/mpiexec ompi5=$peers/ompi5/bin/mpirun
+mpich=$peers/mpich/bin/mpiexec ompi5=$peers/ompi5/bin/mpirun impi=$peers/impi/bin/mpiexec
 limit=$(test_time 120)
 
 # launchers NAME: the command line that starts N ranks of PROG on this host
@@ -23,11 +24,13 @@ run_local() { # run_local NAME N PROG ARGS...
     openmpi) timeout "$limit" mpirun --allow-run-as-root --oversubscribe -np "$n" "$@" ;;
     mpich) timeout "$limit" "$mpich" -np "$n" "$@" ;;
     ompi5) timeout "$limit" "$ompi5" --allow-run-as-root --oversubscribe -np "$n" "$@" ;;
+    impi) I_MPI_ROOT=$peers/impi timeout "$limit" "$impi" -n "$n" "$@" ;;
     esac
 }
 names="openmpi"
 [ -x "$mpich" ] && names+=" mpich" || echo "skipped: MPICH's mpiexec (no $mpich)"
 [ -x "$ompi5" ] && names+=" ompi5" || echo "skipped: Open MPI 5's mpirun (no $ompi5)"
+[ -x "$impi" ] && names+=" impi" || echo "skipped: Intel MPI's mpiexec (no $impi)"
 
 for name in $names; do
     expect_status 0 run_local "$name" 3 "$coll" allreduce
@@ -37,7 +40,7 @@ for name in $names; do
     expect_output "reduce_scatter on 2 ranks: [0-9]+ cases, 0 failures"
     expect_status 0 run_local "$name" 2 "$collie" info
     case $name in
-    mpich) expect_output "launcher: +MPICH; rendezvous: the launcher's PMI-1 key-value store" ;;
+    mpich | impi) expect_output "launcher: +MPICH; rendezvous: the launcher's PMI-1 key-value store" ;;
     *) expect_output "launcher: +Open MPI; rendezvous: the launcher's PMIx key-value store" ;;
     esac
     echo "$name, one host: ok"
@@ -64,7 +67,7 @@ EOF
         case $name in
         openmpi) launch=(mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$rsh" -H "$hosts") ;;
         mpich) launch=("$mpich" -launcher ssh -launcher-exec "$rsh" -hosts "$hosts") ;;
-        ompi5) continue ;; # its launcher, PRRTE, is checked on one host above
+        ompi5 | impi) continue ;; # checked on one host above
         esac
         expect_status 0 on_host0 "${launch[@]}" -np 4 "$coll" allreduce
         expect_output "allreduce on 4 ranks: [0-9]+ cases, 0 failures"

@@ -47,8 +47,8 @@ static long read_count(const char *name)
     return errno || *end || v < 0 ? -2 : v;
 }
 
-static int parse_addr(const char *text, struct collie__identity *id, char *err, size_t errlen,
-                      const char *what)
+static collie_status parse_addr(const char *text, struct collie__identity *id, char *err,
+                                size_t errlen, const char *what)
 {
     const char *colon = strrchr(text, ':');
     const char *host = text, *host_end = colon;
@@ -70,7 +70,7 @@ static int parse_addr(const char *text, struct collie__identity *id, char *err, 
     memcpy(id->addr_host, host, (size_t)(host_end - host));
     id->addr_host[host_end - host] = 0;
     id->addr_port = (int)port;
-    return 0;
+    return COLLIE_OK;
 }
 
 static collie_status read_addr(struct collie__identity *id, char *err, size_t errlen)
@@ -90,12 +90,13 @@ static collie_status read_addr(struct collie__identity *id, char *err, size_t er
         return parse_addr(both, id, err, errlen, "MASTER_ADDR:MASTER_PORT");
     }
     if (id->size == 1)
-        return 0;
+        return COLLIE_OK;
     if (collie__rendezvous_offered())
         return collie__rendezvous_from_launcher(id, err, errlen);
     snprintf(err, errlen,
-             "no rendezvous address for this %d-rank job (from %s, which offers neither PMIx nor "
-             "PMI-2): set COLLIE_ADDR=host:port, or MASTER_ADDR and MASTER_PORT, to an address "
+             "no rendezvous address for this %d-rank job (from %s, which offers no PMI "
+             "key-value store): set COLLIE_ADDR=host:port, or MASTER_ADDR and MASTER_PORT, to an "
+             "address "
              "of rank 0's host (`collie run` sets it for you)",
              id->size, id->source);
     return COLLIE_ERR_INVALID_ARG;

@@ -350,6 +350,46 @@ COLLIE_API collie_status collie_iallreduce_compressed(collie_comm *comm, const f
                                                       collie_request **req);
 
 /*
+ * Allreduce with error feedback (1-bit SGD, DeepSpeed's compressed
+ * allreduce): far fewer bytes than float32 on the wire, and what each step's
+ * rounding drops is kept and added to the next step's input, so that over
+ * steps nothing is lost.  A compressor holds that state for one buffer of
+ * `count` float32 elements (one per gradient bucket, as PyTorch's PowerSGD
+ * state):
+ *   COLLIE_COMPRESS_INT8  8 bits an element and a float32 scale per 256
+ *                         (3.9x fewer bytes than float32); per step each
+ *                         element is off by at most max|x| / 254 of its block
+ *   COLLIE_COMPRESS_SIGN  1 bit an element and a scale per 256 (28x fewer):
+ *                         +-(mean |x|) of its block; useful only with the
+ *                         error feedback, which carries the rest
+ * The call reduces in place: each rank adds its residual and compresses its
+ * buffer in n chunks, the chunks go to their owners (an alltoall of codes),
+ * each owner sums what it got (SUM, or the mean for AVG) with its own
+ * residual and compresses that, and the owners' codes are gathered and
+ * decoded by every rank: 2 (n-1)/n of the code's bytes per rank, and every
+ * rank ends with the same bits.  Ranks whose kinds or counts differ fail
+ * with COLLIE_ERR_MISMATCH (naming the kinds and counts, or, where their
+ * codes differ in size, the sizes), never with a wrong result.  An infinity or NaN
+ * in a block makes that block NaN in the result and clears its residual.
+ * A compressor belongs to one communicator; one call at a time may use it.
+ */
+typedef enum { COLLIE_COMPRESS_INT8 = 1, COLLIE_COMPRESS_SIGN = 2 } collie_compress_kind;
+typedef struct collie_compressor collie_compressor;
+
+/* A compressor for count float32 elements on comm, residuals zero.  Local: no rank waits. */
+COLLIE_API collie_status collie_compressor_create(collie_comm *comm, size_t count,
+                                                  collie_compress_kind kind,
+                                                  collie_compressor **out);
+/* Frees c (NULL-safe); INVALID_ARG while a request still uses it. */
+COLLIE_API collie_status collie_compressor_free(collie_compressor *c);
+
+/* buf (count float32, c's count) becomes the compressed SUM or AVG over comm's ranks. */
+COLLIE_API collie_status collie_allreduce_ef(collie_comm *comm, collie_compressor *c, float *buf,
+                                             size_t count, collie_op op);
+COLLIE_API collie_status collie_iallreduce_ef(collie_comm *comm, collie_compressor *c, float *buf,
+                                              size_t count, collie_op op, collie_request **req);
+
+/*
  * Explicit set-up without launcher variables (NCCL's unique-id pattern): one
  * rank draws an id (where rank 0 will listen, and a fresh secret), any
  * channel carries the 128 bytes to the others (an MPI broadcast,

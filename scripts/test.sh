@@ -64,12 +64,13 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_TSAN=ON -DCO
     -DCOLLIE_BUILD_TRAIN=OFF >/dev/null
 cmake --build build-tsan -j"$jobs" >/dev/null
 # Every test of the asynchronous core (lanes, abort from a second thread, split,
-# fusion, the non-blocking form of every collective, non-blocking neighbour
+# fusion, the non-blocking form of every collective and of the error-feedback
+# allreduce, non-blocking neighbour
 # averaging), of the windows (a thread each) and of encrypted links (the two
 # directions of a link on two threads), at the sanitizers' sizes.
 (cd build-tsan && COLLIE_TEST_MAX_COUNT=65537 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     ctest -j"$jobs" --output-on-failure -LE perf \
-    -R '^(async\.|hosts\.async$|encrypt\.hosts\.async$|seal$|neighbor\.dynamic\.|window\.)')
+    -R '^(async\.|ef\.[0-9]|hosts\.async$|encrypt\.hosts\.async$|seal$|neighbor\.dynamic\.|window\.)')
 
 section "build without the training workloads (COLLIE_BUILD_TRAIN=OFF)"
 cmake -S . -B build-notrain -DCMAKE_BUILD_TYPE=Release -DCOLLIE_WERROR=ON -DCOLLIE_BUILD_TRAIN=OFF >/dev/null

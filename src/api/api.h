@@ -51,4 +51,8 @@ static inline int collie__overlaps(const void *a, size_t alen, const void *b, si
 /* collie_get_unique_id with rank 0 listening on host (NULL: the default address). */
 collie_status collie__get_unique_id_at(collie_unique_id *id, const char *host);
 
+/* A compressor's residuals (collie_allreduce_ef), for the tests: ranks x chunk, and chunk. */
+void collie__ef_residuals(const collie_compressor *c, const float **worker, const float **owner,
+                          size_t *chunk);
+
 #endif

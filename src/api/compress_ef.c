@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * compress_ef.c - collie_[i]allreduce_ef: allreduce of error-feedback codes
+ * (src/reduce/quantize.h), in DeepSpeed's compressed-allreduce shape.  Each
+ * rank adds its residual to its buffer and encodes it as n chunks; an
+ * alltoall gives chunk j's codes to rank j, which sums them with its own
+ * residual of that chunk and encodes the sum; an allgather gives every rank
+ * every owner's code, which every rank decodes alike.  Each message starts
+ * with a header that names the kind and count it was made for, so ranks that
+ * disagree fail with MISMATCH even where their messages are the same size.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../reduce/quantize.h"
+#include "api.h"
+#include "async.h"
+
+#define MAGIC 0x45460000u /* "EF" above the kind */
+
+struct header {
+    uint32_t kind;      /* MAGIC | kind */
+    uint32_t from;      /* the rank that wrote it */
+    uint64_t count;     /* the call's count on that rank */
+    uint32_t bad;       /* an owner's: 1 + the first rank whose chunk disagreed, else 0 */
+    uint32_t bad_kind;  /* that rank's kind and count */
+    uint64_t bad_count; /* (an owner passes them on: every rank then names the same pair) */
+};
+
+struct collie_compressor {
+    collie_comm *comm;
+    size_t count, chunk; /* chunk: the elements each rank owns, ceil(count / ranks) */
+    size_t message;      /* bytes of one chunk's message: header and code, 8-aligned */
+    int kind;
+    atomic_int busy;     /* a call is using it */
+    float *worker;       /* ranks x chunk: what this rank's codes left out */
+    float *owner;        /* chunk: what the code of the chunk this rank owns left out */
+    unsigned char *out;  /* ranks messages: this rank's codes, one per owner */
+    unsigned char *in;   /* ranks messages: the codes received, then the owners' gathered */
+    unsigned char *mine; /* one message: this rank's code of its chunk */
+};
+
+/* A call's state on its lane: the compressor it uses and its two collectives, checked. */
+struct ef_call {
+    collie_compressor *c;
+    float *buf;
+    collie_op op;
+    struct collie__op gather;
+};
+
+static const char *kind_name(uint32_t kind)
+{
+    return kind == COLLIE_COMPRESS_INT8 ? "INT8" : kind == COLLIE_COMPRESS_SIGN ? "SIGN" : "?";
+}
+
+/* The elements of chunk j that the buffer has (the last ones may be short, or empty). */
+static size_t valid(const collie_compressor *c, int j)
+{
+    size_t start = (size_t)j * c->chunk;
+    return start >= c->count ? 0 : c->count - start < c->chunk ? c->count - start : c->chunk;
+}
+
+collie_status collie_compressor_create(collie_comm *comm, size_t count, collie_compress_kind kind,
+                                       collie_compressor **out)
+{
+    if (!out)
+        return collie__refuse(comm, "compressor_create", "out (the output pointer) is NULL");
+    *out = NULL;
+    if (!comm)
+        return collie__refuse(NULL, "compressor_create", "comm is NULL");
+    if (kind != COLLIE_COMPRESS_INT8 && kind != COLLIE_COMPRESS_SIGN)
+        return collie__refuse(comm, "compressor_create",
+                              "kind=%d is not COLLIE_COMPRESS_INT8 (1) or COLLIE_COMPRESS_SIGN (2)",
+                              (int)kind);
+    size_t n = (size_t)comm->size, chunk = (count + n - 1) / n;
+    if (count > SIZE_MAX / 16 / n)
+        return collie__refuse(comm, "compressor_create", "count=%zu overflows the address space",
+                              count);
+    collie_compressor *c = calloc(1, sizeof *c);
+    size_t message = (sizeof(struct header) + collie__quant_bytes(kind, chunk) + 7) & ~(size_t)7;
+    if (c) {
+        c->comm = comm;
+        c->count = count;
+        c->chunk = chunk;
+        c->kind = kind;
+        c->message = message;
+        c->worker = calloc(n * chunk + 1, sizeof *c->worker);
+        c->owner = calloc(chunk + 1, sizeof *c->owner);
+        c->out = calloc(n, message);
+        c->in = calloc(n, message);
+        c->mine = calloc(1, message);
+    }
+    if (!c || !c->worker || !c->owner || !c->out || !c->in || !c->mine) {
+        collie_compressor_free(c);
+        return collie__fail(comm, COLLIE_ERR_NOMEM,
+                            "rank %d: no memory for a compressor of %zu elements", comm->rank,
+                            count);
+    }
+    *out = c;
+    return COLLIE_OK;
+}
+
+collie_status collie_compressor_free(collie_compressor *c)
+{
+    if (!c)
+        return COLLIE_OK;
+    if (atomic_load(&c->busy))
+        return collie__refuse(c->comm, "compressor_free",
+                              "a request still uses this compressor: wait for it first");
+    free(c->worker);
+    free(c->owner);
+    free(c->out);
+    free(c->in);
+    free(c->mine);
+    free(c);
+    return COLLIE_OK;
+}
+
+static void write_header(unsigned char *at, const collie_compressor *c, const struct header *bad)
+{
+    struct header h = {
+        .kind = MAGIC | (uint32_t)c->kind, .from = (uint32_t)c->comm->rank, .count = c->count};
+    if (bad) {
+        h.bad = bad->bad;
+        h.bad_kind = bad->bad_kind;
+        h.bad_count = bad->bad_count;
+    }
+    memcpy(at, &h, sizeof h);
+}
+
+/* Whether h was written for a call like c's. */
+static int agrees(const collie_compressor *c, const struct header *h)
+{
+    return h->kind == (MAGIC | (uint32_t)c->kind) && h->count == c->count;
+}
+
+/* Every rank: its residual plus its buffer, encoded chunk by chunk into one message per owner. */
+static void encode_all(collie_compressor *c, const float *buf)
+{
+    for (int j = 0; j < c->comm->size; j++) {
+        float *x = c->worker + (size_t)j * c->chunk;
+        size_t m = valid(c, j);
+        for (size_t i = 0; i < m; i++)
+            x[i] += buf[(size_t)j * c->chunk + i];
+        unsigned char *msg = c->out + (size_t)j * c->message;
+        memset(msg, 0, c->message); /* the bytes past a short chunk's code go out as zeros */
+        write_header(msg, c, NULL);
+        collie__quant_encode(c->kind, x, m, msg + sizeof(struct header));
+    }
+}
+
+/* The owner: the sum (or mean) of its chunk's codes plus its residual, encoded. */
+static void combine_owned(collie_compressor *c, collie_op op)
+{
+    int n = c->comm->size;
+    size_t m = valid(c, c->comm->rank);
+    float scale = op == COLLIE_AVG ? 1.0f / (float)n : 1.0f;
+    struct header bad = {0};
+    for (int s = 0; s < n; s++) {
+        struct header h;
+        memcpy(&h, c->in + (size_t)s * c->message, sizeof h);
+        if (!agrees(c, &h)) {
+            if (!bad.bad)
+                bad = (struct header){
+                    .bad = (uint32_t)s + 1, .bad_kind = h.kind & 0xffffu, .bad_count = h.count};
+            continue;
+        }
+        collie__quant_decode_add(c->kind, c->in + (size_t)s * c->message + sizeof h, m, scale,
+                                 c->owner);
+    }
+    memset(c->mine, 0, c->message);
+    write_header(c->mine, c, bad.bad ? &bad : NULL);
+    collie__quant_encode(c->kind, c->owner, m, c->mine + sizeof(struct header));
+}
+
+/* Every rank: the owners' codes decoded into buf, or MISMATCH where a header disagrees. */
+static collie_status decode_all(collie_comm *comm, collie_compressor *c, float *buf)
+{
+    for (int j = 0; j < comm->size; j++) {
+        struct header h;
+        memcpy(&h, c->in + (size_t)j * c->message, sizeof h);
+        if (h.bad || !agrees(c, &h)) { /* an owner's report, or an owner unlike this rank */
+            int one = h.bad ? j : comm->rank, other = h.bad ? (int)h.bad - 1 : j;
+            uint32_t kind_one = h.bad ? h.kind & 0xffffu : (uint32_t)c->kind;
+            uint32_t kind_other = h.bad ? h.bad_kind : h.kind & 0xffffu;
+            unsigned long long count_one = h.bad ? h.count : c->count;
+            unsigned long long count_other = h.bad ? h.bad_count : h.count;
+            return collie__fail(comm, COLLIE_ERR_MISMATCH,
+                                "allreduce_ef: rank %d calls it on %llu elements with %s codes, "
+                                "rank %d on %llu with %s codes",
+                                one, count_one, kind_name(kind_one), other, count_other,
+                                kind_name(kind_other));
+        }
+        collie__quant_decode(c->kind, c->in + (size_t)j * c->message + sizeof h, valid(c, j),
+                             buf + (size_t)j * c->chunk);
+    }
+    return COLLIE_OK;
+}
+
+static collie_status exec_ef(collie_comm *comm, struct collie_request *r)
+{
+    struct ef_call *call = r->ctx;
+    collie_compressor *c = call->c;
+    if (!c->count) { /* nothing to move (the collectives would not move their headers) */
+        atomic_store(&c->busy, 0);
+        return COLLIE_OK;
+    }
+    encode_all(c, call->buf);
+    collie_status st = collie__op_execute(comm, &r->op); /* the alltoall */
+    if (st == COLLIE_OK) {
+        combine_owned(c, call->op);
+        st = collie__op_execute(comm, &call->gather);
+    }
+    if (st == COLLIE_OK)
+        st = decode_all(comm, c, call->buf);
+    atomic_store(&c->busy, 0);
+    return st;
+}
+
+collie_status collie_iallreduce_ef(collie_comm *comm, collie_compressor *c, float *buf,
+                                   size_t count, collie_op op, collie_request **req)
+{
+    if (!req)
+        return collie__refuse(comm, "iallreduce_ef", "req (the output pointer) is NULL");
+    *req = NULL;
+    const char *bad = NULL;
+    if (!comm)
+        bad = "comm is NULL";
+    else if (!c)
+        bad = "the compressor is NULL";
+    else if (c->comm != comm)
+        bad = "the compressor belongs to another communicator";
+    else if (count != c->count)
+        bad = "count differs from the compressor's";
+    else if (op != COLLIE_SUM && op != COLLIE_AVG)
+        bad = "op must be COLLIE_SUM or COLLIE_AVG";
+    else if (count && !buf)
+        bad = "buf is NULL but count > 0";
+    if (bad)
+        return collie__refuse(comm, "allreduce_ef", "%s (count=%zu, compressor's %zu)", bad, count,
+                              c ? c->count : 0);
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&c->busy, &idle, 1))
+        return collie__refuse(comm, "allreduce_ef",
+                              "a pending request uses this compressor: one call at a time");
+    struct ef_call *call = malloc(sizeof *call);
+    struct collie__op all_to_all = {
+        .desc = {.coll = COLLIE_COLL_ALLTOALL, .root = -1},
+        .sendbuf = c->out,
+        .recvbuf = c->in,
+        .count = count ? c->message : 0,
+        .dtype = COLLIE_UINT8,
+        .root = -1,
+    };
+    collie_status st =
+        call ? collie__op_check(comm, &all_to_all)
+             : collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory for a call", comm->rank);
+    if (st == COLLIE_OK) {
+        *call = (struct ef_call){.c = c, .buf = buf, .op = op};
+        call->gather = (struct collie__op){
+            .desc = {.coll = COLLIE_COLL_ALLGATHER, .root = -1},
+            .sendbuf = c->mine,
+            .recvbuf = c->in,
+            .count = count ? c->message : 0,
+            .dtype = COLLIE_UINT8,
+            .root = -1,
+        };
+        st = collie__op_check(comm, &call->gather);
+    }
+    if (st == COLLIE_OK)
+        st = collie__async_issue(comm, &all_to_all, exec_ef, call, req);
+    if (st != COLLIE_OK) {
+        free(call);
+        atomic_store(&c->busy, 0);
+    }
+    return st;
+}
+
+collie_status collie_allreduce_ef(collie_comm *comm, collie_compressor *c, float *buf, size_t count,
+                                  collie_op op)
+{
+    collie_request *req;
+    collie_status st = collie_iallreduce_ef(comm, c, buf, count, op, &req);
+    return st == COLLIE_OK ? collie_wait(req) : st;
+}
+
+void collie__ef_residuals(const collie_compressor *c, const float **worker, const float **owner,
+                          size_t *chunk)
+{
+    *worker = c->worker;
+    *owner = c->owner;
+    *chunk = c->chunk;
+}

@@ -98,6 +98,12 @@ isend = _declare("collie_isend", c_status, c_comm, _ptr, _size, _int, _int, PR)
 irecv = _declare("collie_irecv", c_status, c_comm, _ptr, _size, _int, _int, PR)
 iallreduce_compressed = _declare("collie_iallreduce_compressed", c_status, c_comm, _ptr, _ptr,
                                  _size, _int, _int, PR)
+compressor_create = _declare("collie_compressor_create", c_status, c_comm, _size, _int,
+                             P(ctypes.c_void_p))
+compressor_free = _declare("collie_compressor_free", c_status, ctypes.c_void_p)
+allreduce_ef = _declare("collie_allreduce_ef", c_status, c_comm, ctypes.c_void_p, _ptr, _size, _int)
+iallreduce_ef = _declare("collie_iallreduce_ef", c_status, c_comm, ctypes.c_void_p, _ptr, _size,
+                         _int, PR)
 wait = _declare("collie_wait", c_status, c_req)
 test = _declare("collie_test", c_status, c_req, P(_int))
 group_start = _declare("collie_group_start", c_status, c_comm)

@@ -20,7 +20,10 @@ requires of collectives; a parameter that got no gradient contributes zeros at
 step().
 
 compression="float16" or "bfloat16" sends float32 gradients in that format
-on the wire (collie_iallreduce_compressed, summed in float32).
+on the wire (collie_iallreduce_compressed, summed in float32); "int8-ef" and
+"sign-ef" send error-feedback codes (collie_iallreduce_ef: 3.9x and 28x fewer
+bytes than float32), each bucket keeping what its codes dropped for the next
+step.
 backward_passes_per_step=k accumulates k backward passes locally before one
 allreduce (gradient accumulation, as Horovod's).
 """
@@ -98,6 +101,7 @@ class _Bucket:
         self.flat = None
         self.request = None
         self.arrived = 0
+        self.compressor = None  # compression "int8-ef", "sign-ef": the bucket's residuals
 
     def pack(self):
         if self.flat is None:
@@ -127,9 +131,11 @@ class _DistributedOptimizer:
     """Methods mixed into a subclass of the wrapped optimizer's class."""
 
     def _collie_setup(self, comm, compression, op, backward_passes_per_step, bucket_bytes):
-        if compression not in (None, "float16", "bfloat16"):
-            raise ValueError("collie: compression is None, 'float16' or 'bfloat16', not %r"
-                             % (compression,))
+        if compression not in (None, "float16", "bfloat16", "int8-ef", "sign-ef"):
+            raise ValueError("collie: compression is None, 'float16', 'bfloat16', 'int8-ef' "
+                             "or 'sign-ef', not %r" % (compression,))
+        if compression in ("int8-ef", "sign-ef") and op not in ("avg", "sum"):
+            raise ValueError("collie: %s averages or sums, not %r" % (compression, op))
         if backward_passes_per_step < 1:
             raise ValueError("collie: backward_passes_per_step must be at least 1")
         self._comm = comm
@@ -168,7 +174,13 @@ class _DistributedOptimizer:
 
     def _issue(self, bucket):
         bucket.pack()
-        if self._compression and bucket.flat.dtype == torch.float32:
+        if self._compression in ("int8-ef", "sign-ef") and bucket.flat.dtype == torch.float32:
+            if bucket.compressor is None:  # its residuals, kept from step to step
+                bucket.compressor = collie.Compressor(self._comm, bucket.flat.numel(),
+                                                      self._compression[:-3])
+            bucket.request = self._comm.iallreduce_ef(bucket.flat, bucket.compressor,
+                                                      op=self._reduce_op)
+        elif self._compression and bucket.flat.dtype == torch.float32:
             bucket.request = self._comm.iallreduce_compressed(bucket.flat, wire=self._compression,
                                                               op=self._reduce_op)
         else:

@@ -96,10 +96,23 @@ awk -F, 'NR == 1 { next }
            else { want /= 2; decays++ } }
          END { exit bad || !decays }' "$dir/p.csv" || fail "learning rates per epoch: $(cat "$dir/p.csv")"
 expect_status 2 "$collie" train mlp --plateau 1.5
-for t in float16 bfloat16; do
-    expect_status 0 "$collie" train logreg --synthetic 6000 -n 2 --epochs 2 --compress $t
+for t in float16 bfloat16 int8-ef sign-ef; do
+    expect_status 0 "$collie" train logreg --synthetic 6000 -n 2 --epochs 2 --compress $t \
+        --json "$dir/c.json"
     expect_output "final test accuracy (0\.9[0-9]*|1\.0000)"
+    grep -q "\"compress\": \"$t\"" "$dir/c.json" || fail "--compress $t: $(cat "$dir/c.json")"
 done
+# the codes' bytes: int8-ef a quarter of float32's and more, sign-ef far less, by the counters
+for t in none int8-ef sign-ef; do
+    expect_status 0 "$collie" train mlp --synthetic 6000 --hidden 64 -n 3 --epochs 1 \
+        $([ $t = none ] || echo --compress $t) --json "$dir/b.$t.json"
+done
+awk 'FNR == 1 { file++ } match($0, /"bytes_per_epoch_actual": [0-9]+/) {
+         v[file] = substr($0, RSTART + 26, RLENGTH - 26) + 0 }
+     END { if (!(v[2] < 0.35 * v[1] && v[3] < 0.1 * v[1])) { print v[1], v[2], v[3]; exit 1 } }' \
+    "$dir/b.none.json" "$dir/b.int8-ef.json" "$dir/b.sign-ef.json" ||
+    fail "bytes sent: float32, int8-ef, sign-ef: $(grep -ho '"bytes_per_epoch_actual": [0-9]*' "$dir"/b.*.json)"
+expect_status 2 "$collie" train mlp --compress int4-ef
 
 # scaling: one run per rank count, speedup and efficiency against 1 rank; the plot
 expect_status 0 "$collie" train mlp --synthetic 6000 --hidden 32 --epochs 2 --scaling 1,2 --plot "$dir/s.png"

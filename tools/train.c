@@ -48,7 +48,9 @@ static void usage(FILE *out)
         "                      improved for --patience epochs (default 2), down to --min-lr\n"
         "  --momentum M        SGD momentum (default 0.9), --nesterov, --adam\n"
         "  --wd W              weight decay / L2 (default 0; logreg: 2.5e-6)\n"
-        "  --compress T        float16 or bfloat16 gradients on the wire\n"
+        "  --compress T        gradients on the wire as float16 or bfloat16, or as\n"
+        "                      int8-ef or sign-ef codes with error feedback (3.9x, 28x\n"
+        "                      fewer bytes than float32; collie_allreduce_ef)\n"
         "  --no-overlap        reduce the gradients after the backward pass in one allreduce\n"
         "  --sync S            allreduce (default: gradients), neighbor (each rank's model\n"
         "                      averaged with its neighbours), hierarchical-neighbor (within the\n"
@@ -282,6 +284,10 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
                 c->grad_dtype = COLLIE_FLOAT16;
             else if (!strcmp(v, "bfloat16") || !strcmp(v, "bf16"))
                 c->grad_dtype = COLLIE_BFLOAT16;
+            else if (!strcmp(v, "int8-ef"))
+                c->ef_kind = COLLIE_COMPRESS_INT8;
+            else if (!strcmp(v, "sign-ef"))
+                c->ef_kind = COLLIE_COMPRESS_SIGN;
             else
                 goto bad;
         } else if (!strcmp(a, "--csv"))
@@ -340,7 +346,7 @@ static int parse(int argc, char **argv, struct train_config *c, struct train_cli
         fprintf(stderr, "collie train: --checkpoint-every needs --checkpoint FILE\n");
         return -1;
     }
-    if (c->sync != TRAIN_SYNC_ALLREDUCE && c->grad_dtype != COLLIE_FLOAT32) {
+    if (c->sync != TRAIN_SYNC_ALLREDUCE && (c->grad_dtype != COLLIE_FLOAT32 || c->ef_kind)) {
         fprintf(stderr, "collie train: --compress applies to gradient allreduce, not to --sync "
                         "neighbor\n");
         return -1;

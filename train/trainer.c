@@ -73,10 +73,52 @@ static int load(const struct train_config *c, struct dataset *train, struct data
     return 0;
 }
 
-/* Averages the fused gradient over the ranks, in float32 or compressed to 16 bits. */
-static int average(collie_comm *comm, const struct train_config *c, float *grads, size_t n,
-                   void *wire)
+/*
+ * The error-feedback state of gradient range `slot` (a layer's, or EF_FUSED for the whole
+ * gradient): made on first use, and again on a new communicator (elastic regrouping).
+ */
+#define EF_FUSED MLP_MAX_LAYERS
+struct ef_state {
+    collie_comm *comm; /* the communicator the compressors were made on */
+    collie_compressor *c[MLP_MAX_LAYERS + 1];
+    size_t n[MLP_MAX_LAYERS + 1];
+};
+
+static void ef_free(struct ef_state *e)
 {
+    for (int i = 0; i <= MLP_MAX_LAYERS; i++)
+        collie_compressor_free(e->c[i]);
+    memset(e, 0, sizeof *e);
+}
+
+static collie_compressor *ef_get(struct ef_state *e, collie_comm *comm, int kind, int slot,
+                                 size_t n)
+{
+    if (e->comm != comm)
+        ef_free(e);
+    e->comm = comm;
+    if (!e->c[slot] || e->n[slot] != n) {
+        collie_compressor_free(e->c[slot]);
+        e->c[slot] = NULL;
+        if (train_check(comm,
+                        collie_compressor_create(comm, n, (collie_compress_kind)kind, &e->c[slot]),
+                        "error feedback"))
+            return NULL;
+        e->n[slot] = n;
+    }
+    return e->c[slot];
+}
+
+/* Averages the fused gradient over the ranks, in float32, compressed to 16 bits, or coded. */
+static int average(collie_comm *comm, const struct train_config *c, float *grads, size_t n,
+                   void *wire, struct ef_state *ef)
+{
+    if (c->ef_kind) {
+        collie_compressor *z = ef_get(ef, comm, c->ef_kind, EF_FUSED, n);
+        return z ? train_check(comm, collie_allreduce_ef(comm, z, grads, n, COLLIE_AVG),
+                               "gradient allreduce")
+                 : -1;
+    }
     if (c->grad_dtype == COLLIE_FLOAT32)
         return train_check(comm,
                            collie_allreduce(comm, grads, grads, n, COLLIE_FLOAT32, COLLIE_AVG),
@@ -128,8 +170,9 @@ struct run {
     float *xb;
     uint8_t *yb;
     int *perm;
-    double *iter_s; /* seconds of each step */
-    void *wire;     /* the 16-bit gradients, when compressed */
+    double *iter_s;     /* seconds of each step */
+    void *wire;         /* the 16-bit gradients, when compressed */
+    struct ef_state ef; /* the error-feedback codes' residuals (--compress int8-ef, sign-ef) */
     double t_start, compute, comm_s, grad_bytes;
     collie_request *req[MLP_MAX_LAYERS]; /* the layers' allreduces in flight */
     struct decentral dc;                 /* neighbour averaging (c->sync) */
@@ -145,11 +188,17 @@ static void issue_layer(void *arg, size_t off, size_t n)
 {
     struct run *u = arg;
     float *g = u->m.grads + off;
-    collie_status st =
-        u->c->grad_dtype == COLLIE_FLOAT32
-            ? collie_iallreduce(u->comm, g, g, n, COLLIE_FLOAT32, COLLIE_AVG, &u->req[u->nreq])
-            : collie_iallreduce_compressed(u->comm, g, g, n, u->c->grad_dtype, COLLIE_AVG,
-                                           &u->req[u->nreq]);
+    collie_status st;
+    if (u->c->ef_kind) {
+        collie_compressor *z = ef_get(&u->ef, u->comm, u->c->ef_kind, u->nreq, n);
+        st = z ? collie_iallreduce_ef(u->comm, z, g, n, COLLIE_AVG, &u->req[u->nreq])
+               : COLLIE_ERR_NOMEM;
+    } else if (u->c->grad_dtype == COLLIE_FLOAT32) {
+        st = collie_iallreduce(u->comm, g, g, n, COLLIE_FLOAT32, COLLIE_AVG, &u->req[u->nreq]);
+    } else {
+        st = collie_iallreduce_compressed(u->comm, g, g, n, u->c->grad_dtype, COLLIE_AVG,
+                                          &u->req[u->nreq]);
+    }
     if (st != COLLIE_OK && !u->issue_failed) {
         u->issue_failed = 1;
         train_check(u->comm, st, "gradient allreduce");
@@ -398,7 +447,7 @@ static int step(struct run *u)
     if (overlap
             ? train_check(u->comm, collie_waitall((size_t)u->nreq, u->req), "gradient allreduce") ||
                   u->issue_failed
-            : average(u->comm, c, u->m.grads, u->m.nparams, u->wire))
+            : average(u->comm, c, u->m.grads, u->m.nparams, u->wire, &u->ef))
         return -1;
     collie_get_counters(u->comm, NULL, &after);
     u->grad_bytes += (double)(after - before);
@@ -586,10 +635,10 @@ static int summarize(struct run *u)
         r->comm_s_per_iter = u->comm_s / u->timed;
         r->comm_alone_s_per_iter = u->n_alone ? u->comm_alone / u->n_alone : 0;
     }
-    size_t elem = c->grad_dtype == COLLIE_FLOAT32 ? 4 : 2;
+    double elem = train_wire_bytes(c);
     /* The A6000 study's formula: (N / (B k)) x parameters x bytes per element. */
     r->bytes_per_epoch_formula =
-        (double)u->train.n / ((double)c->batch * u->ranks) * (double)u->m.nparams * (double)elem;
+        (double)u->train.n / ((double)c->batch * u->ranks) * (double)u->m.nparams * elem;
     /* What this rank's gradient allreduces handed to its peers, per epoch of steps. */
     r->bytes_per_epoch_actual = iter ? u->grad_bytes / iter * u->steps_per_epoch : 0;
     /* Decentralized: the mean model is the result (the ranks' own differ by the consensus). */
@@ -646,6 +695,7 @@ out:
     optim_free(&u.o);
     decentral_free(&u.dc);
     free(u.wire);
+    ef_free(&u.ef);
     free(u.xb);
     free(u.yb);
     free(u.perm);
@@ -675,10 +725,9 @@ void train_print_summary(FILE *out, const struct train_config *c, const struct t
                 r->comm_alone_s_per_iter * 1e3, SAMPLE_EVERY, 100 * (hidden > 0 ? hidden : 0));
     }
     fprintf(out,
-            "parameters %zu; bytes per epoch by the formula (N / (B k)) x params x %d B: %.3g; "
-            "sent by collie (rank 0): %.3g\n",
-            r->nparams, c->grad_dtype == COLLIE_FLOAT32 ? 4 : 2, r->bytes_per_epoch_formula,
-            r->bytes_per_epoch_actual);
+            "parameters %zu; bytes per epoch by the formula (N / (B k)) x params x %.3g B: "
+            "%.3g; sent by collie (rank 0): %.3g\n",
+            r->nparams, train_wire_bytes(c), r->bytes_per_epoch_formula, r->bytes_per_epoch_actual);
     fprintf(out, "final test accuracy %.4f after %d epoch(s), %d steps\n", r->final_test_accuracy,
             r->epochs_run, r->steps);
     if (r->lost > 0)
@@ -707,6 +756,25 @@ int train_write_csv(const char *path, const struct train_result *r)
     return fclose(f) ? -1 : 0;
 }
 
+double train_wire_bytes(const struct train_config *c)
+{
+    /* the codes: a float32 scale per 256 elements besides their bits (collie.h) */
+    if (c->ef_kind == COLLIE_COMPRESS_INT8)
+        return 1 + 4.0 / 256;
+    if (c->ef_kind == COLLIE_COMPRESS_SIGN)
+        return 1.0 / 8 + 4.0 / 256;
+    return c->grad_dtype == COLLIE_FLOAT32 ? 4 : 2;
+}
+
+const char *train_compress_name(const struct train_config *c)
+{
+    return c->ef_kind == COLLIE_COMPRESS_INT8   ? "int8-ef"
+           : c->ef_kind == COLLIE_COMPRESS_SIGN ? "sign-ef"
+           : c->grad_dtype == COLLIE_FLOAT16    ? "float16"
+           : c->grad_dtype == COLLIE_BFLOAT16   ? "bfloat16"
+                                                : "none";
+}
+
 int train_write_json(const char *path, const struct train_config *c, const struct train_result *r)
 {
     FILE *f = fopen(path, "w");
@@ -721,7 +789,8 @@ int train_write_json(const char *path, const struct train_config *c, const struc
                 i ? "," : "", r->epoch[i].epoch, r->epoch[i].wall_s, r->epoch[i].loss,
                 r->epoch[i].test_accuracy, r->epoch[i].samples_per_s, r->epoch[i].lr,
                 r->epoch[i].consensus);
-    fprintf(f, "\n  ],\n  \"summary\": {\"ranks\": %d, \"target\": %g, ", r->ranks, c->target);
+    fprintf(f, "\n  ],\n  \"summary\": {\"ranks\": %d, \"compress\": \"%s\", \"target\": %g, ",
+            r->ranks, train_compress_name(c), c->target);
     if (r->time_to_target_s >= 0)
         fprintf(f, "\"time_to_target_s\": %.3f, \"epoch_to_target\": %d, ", r->time_to_target_s,
                 r->epoch_to_target);

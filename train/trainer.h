@@ -39,6 +39,7 @@ struct train_config {
     float momentum, weight_decay;
     int nesterov;
     collie_dtype grad_dtype; /* float32, or float16/bfloat16: compressed gradients */
+    int ef_kind;             /* 0, or a collie_compress_kind: error-feedback codes instead */
     int no_overlap;          /* reduce all gradients after the backward pass, in one call */
     float target;            /* test accuracy to time, and stop at; 0: none */
     enum train_sync sync;    /* gradient allreduce, or neighbour averaging of the models */
@@ -90,6 +91,12 @@ int train_run(collie_comm *comm, const struct train_config *c, struct train_resu
 /* The summary, as Horovod and BlueFog print it, and the JSON/CSV files. */
 void train_print_summary(FILE *out, const struct train_config *c, const struct train_result *r);
 int train_write_json(const char *path, const struct train_config *c, const struct train_result *r);
+
+/* Bytes per gradient element on the wire as c configures it: 4, 2, or a code's. */
+double train_wire_bytes(const struct train_config *c);
+
+/* --compress's value for c: "none", "float16", "bfloat16", "int8-ef" or "sign-ef". */
+const char *train_compress_name(const struct train_config *c);
 int train_write_csv(const char *path, const struct train_result *r);
 
 #endif

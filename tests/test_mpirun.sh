@@ -4,9 +4,9 @@
 # MPICH's mpiexec (its PMI-1 socket), Open MPI 5's and Intel MPI's on this host, the
 # first two also across two emulated hosts (each with a hostname of its own); and a PMI
 # server that misbehaves.
-#   test_mpirun.sh COLLIE TEST_COLL [PEERS]
+#   test_mpirun.sh COLLIE TEST_COLL TEST_PMI_LATE [PEERS]
 # PEERS: scripts/peers_env.sh's folder (mpich/, ompi5/, impi/); those it lacks are skipped.
-collie=$1 coll=$2 peers=${3:-}
+collie=$1 coll=$2 late=$3 peers=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 command -v mpirun >/dev/null || { echo "SKIPPED: no mpirun (scripts/deps.sh --test)"; exit 77; }
@@ -86,6 +86,10 @@ expect_status 1 timeout "$limit" "$python" "$here/pmi1_server.py" nokey "$coll" 
 expect_output "rank 0 of this job published no collie.rendezvous key through PMI-1"
 expect_status 1 timeout "$limit" "$python" "$here/pmi1_server.py" garbage "$coll" allreduce
 expect_output "COLLIE_ERR_MISMATCH: .*rank 0 published 'hello' under collie.rendezvous, not 'collie1,HOST,PORT,TOKEN'"
+# A server that answers after COLLIE_TIMEOUT: rank 0 fails at the timeout, and what its
+# rendezvous thread opens once the answer comes is closed (tests/test_pmi_late.c).
+expect_status 0 env COLLIE_TIMEOUT=1 timeout "$limit" "$python" "$here/pmi1_server.py" late "$late"
+expect_output "pmi late: ok"
 # Explicit variables win over the launcher's store: a wrong COLLIE_ADDR is not overridden.
 expect_status 1 env COLLIE_ADDR=nowhere timeout "$limit" "$python" "$here/pmi1_server.py" silent "$coll" allreduce
 expect_output "COLLIE_ADDR='nowhere' is not host:port"

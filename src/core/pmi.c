@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define KEY COLLIE_PMI_KEY
 
@@ -74,8 +75,7 @@ struct exchange {
     pthread_cond_t finished;
     int done, abandoned, rc;
     const char *iface, *step; /* step: what the thread waits for, for the timeout's message */
-    int (*publish)(void *, char *, size_t, char *, size_t);
-    void *arg;
+    collie__pmi_publish_fn publish;
     struct collie__pmi_job job;
     char err[300];
 };
@@ -121,7 +121,8 @@ static int failed(struct exchange *x, const char *call, int rc)
 /* Rank 0's value, checked to fit the interface's limit. */
 static int make_value(struct exchange *x, size_t limit)
 {
-    if (x->publish(x->arg, x->job.value, sizeof x->job.value, x->err, sizeof x->err) != 0)
+    if (x->publish(x->job.value, sizeof x->job.value, &x->job.listen_fd, x->err, sizeof x->err) !=
+        0)
         return -1;
     if (strlen(x->job.value) >= limit) {
         snprintf(x->err, sizeof x->err, "rank 0's rendezvous (%zu bytes) exceeds %s's %zu",
@@ -291,22 +292,23 @@ static void *exchange_main(void *arg)
     int rc = !strcmp(x->iface, "PMIx") ? exchange_pmix(x)
              : !strcmp(x->iface, "PMI-2")
                  ? exchange_pmi2(x)
-                 : collie__pmi1_exchange(&x->job, x->publish, x->arg, x->err, sizeof x->err);
+                 : collie__pmi1_exchange(&x->job, x->publish, x->err, sizeof x->err);
     pthread_mutex_lock(&x->lock);
     x->rc = rc;
     x->done = 1;
     int abandoned = x->abandoned;
     pthread_cond_signal(&x->finished);
     pthread_mutex_unlock(&x->lock);
-    if (abandoned)
+    if (abandoned) { /* the caller gave up on it: nobody will accept on rank 0's listener */
+        if (x->job.listen_fd >= 0)
+            close(x->job.listen_fd);
         free(x);
+    }
     return NULL;
 }
 
-int collie__pmi_exchange(struct collie__pmi_job *job,
-                         int (*publish)(void *arg, char *value, size_t len, char *err,
-                                        size_t errlen),
-                         void *arg, double timeout_s, char *err, size_t errlen)
+int collie__pmi_exchange(struct collie__pmi_job *job, collie__pmi_publish_fn publish,
+                         double timeout_s, char *err, size_t errlen)
 {
     const char *iface = collie__pmi_offered();
     struct exchange *x = calloc(1, sizeof *x);
@@ -324,7 +326,7 @@ int collie__pmi_exchange(struct collie__pmi_job *job,
     x->iface = iface;
     x->step = "its answer to the first call";
     x->publish = publish;
-    x->arg = arg;
+    x->job.listen_fd = -1;
     pthread_t t;
     pthread_attr_t ta;
     pthread_attr_init(&ta);
@@ -360,10 +362,13 @@ int collie__pmi_exchange(struct collie__pmi_job *job,
         return -ETIMEDOUT;
     }
     rc = x->rc;
-    if (rc == 0)
+    if (rc == 0) {
         *job = x->job;
-    else
+    } else {
         snprintf(err, errlen, "%s", x->err);
+        if (x->job.listen_fd >= 0)
+            close(x->job.listen_fd);
+    }
     pthread_mutex_unlock(&x->lock);
     pthread_cond_destroy(&x->finished);
     pthread_mutex_destroy(&x->lock);

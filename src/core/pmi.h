@@ -17,8 +17,16 @@
 struct collie__pmi_job {
     int rank, size;             /* from the interface */
     int local_rank, local_size; /* -1 where it does not say */
+    int listen_fd; /* rank 0: the listener publish opened (the caller's now), else -1 */
     char value[COLLIE_PMI_VALUE_LEN];
 };
+
+/*
+ * Rank 0's value for every rank to read, into value (0), and the listener it
+ * names into *listen_fd; or -1 with err filled.
+ */
+typedef int (*collie__pmi_publish_fn)(char *value, size_t len, int *listen_fd, char *err,
+                                      size_t errlen);
 
 /*
  * The interface this process's launcher offers, from the variables it sets
@@ -29,22 +37,18 @@ const char *collie__pmi_offered(void);
 
 /*
  * Joins the launcher's interface, and if this process is its rank 0 calls
- * publish(arg, value, len) for the value every rank is to read (0, or -1
- * with err filled); publishes it, waits at the launcher's fence, reads rank
+ * publish and publishes its value; waits at the launcher's fence, reads rank
  * 0's value into job->value and leaves the interface.  Bounded by
- * timeout_s: a server that does not answer fails the call, it never hangs.
+ * timeout_s: a server that does not answer fails the call, it never hangs
+ * (the thread that waits for it then closes what publish opened).
  * Returns 0; -ETIMEDOUT where the server did not answer in time, else -1;
  * err names the interface and what went wrong.
  */
-int collie__pmi_exchange(struct collie__pmi_job *job,
-                         int (*publish)(void *arg, char *value, size_t len, char *err,
-                                        size_t errlen),
-                         void *arg, double timeout_s, char *err, size_t errlen);
+int collie__pmi_exchange(struct collie__pmi_job *job, collie__pmi_publish_fn publish,
+                         double timeout_s, char *err, size_t errlen);
 
 /* PMI-1's exchange on PMI_FD (pmi1.c), blocking: pmi.c's thread runs it. */
-int collie__pmi1_exchange(struct collie__pmi_job *job,
-                          int (*publish)(void *arg, char *value, size_t len, char *err,
-                                         size_t errlen),
-                          void *arg, char *err, size_t errlen);
+int collie__pmi1_exchange(struct collie__pmi_job *job, collie__pmi_publish_fn publish, char *err,
+                          size_t errlen);
 
 #endif

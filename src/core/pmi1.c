@@ -96,10 +96,8 @@ static int env_count(const char *name)
     return s && *s && *end == 0 && v >= 0 && v < 1 << 24 ? (int)v : -1;
 }
 
-int collie__pmi1_exchange(struct collie__pmi_job *job,
-                          int (*publish)(void *arg, char *value, size_t len, char *err,
-                                         size_t errlen),
-                          void *arg, char *err, size_t errlen)
+int collie__pmi1_exchange(struct collie__pmi_job *job, collie__pmi_publish_fn publish, char *err,
+                          size_t errlen)
 {
     struct wire w = {.fd = env_count("PMI_FD"), .err = err, .errlen = errlen};
     char kvs[256], command[1400];
@@ -119,7 +117,7 @@ int collie__pmi1_exchange(struct collie__pmi_job *job,
         return -1;
     }
     if (job->rank == 0) {
-        if (publish(arg, job->value, sizeof job->value, err, errlen) != 0)
+        if (publish(job->value, sizeof job->value, &job->listen_fd, err, errlen) != 0)
             return -1;
         snprintf(command, sizeof command, "cmd=put kvsname=%s key=%s value=%s\n", kvs,
                  COLLIE_PMI_KEY, job->value);

@@ -23,13 +23,12 @@
 #define VALUE_TAG "collie1"
 
 /* Rank 0's value: its fresh listener and secret (a unique id's, drawn in this process). */
-static int publish(void *arg, char *value, size_t len, char *err, size_t errlen)
+static int publish(char *value, size_t len, int *listen_fd, char *err, size_t errlen)
 {
-    struct collie__identity *id = arg;
     struct collie__uid u;
     if (collie__uid_draw(&u, NULL, err, errlen) != 0)
         return -1;
-    id->listen_fd = collie__uid_take_listener(&u);
+    *listen_fd = collie__uid_take_listener(&u);
     char token[2 * COLLIE_UID_TOKEN_BYTES + 1];
     collie__uid_token_text(&u, token, sizeof token);
     snprintf(value, len, "%s,%s,%u,%s", VALUE_TAG, u.host, (unsigned)u.port, token);
@@ -41,7 +40,7 @@ static collie_status from_store(struct collie__identity *id, const char *iface, 
 {
     struct collie__pmi_job job;
     char why[400];
-    int rc = collie__pmi_exchange(&job, publish, id, collie__config_double(COLLIE_CFG_TIMEOUT), why,
+    int rc = collie__pmi_exchange(&job, publish, collie__config_double(COLLIE_CFG_TIMEOUT), why,
                                   sizeof why);
     if (rc != 0) {
         snprintf(err, errlen, "rendezvous through %s (launcher: %s): %s", iface, id->source, why);
@@ -53,6 +52,8 @@ static collie_status from_store(struct collie__identity *id, const char *iface, 
                  "a variable left over from another job? Unset it, or set COLLIE_RANK, "
                  "COLLIE_SIZE and COLLIE_ADDR",
                  id->source, id->rank, id->size, iface, job.rank, job.size);
+        if (job.listen_fd >= 0)
+            close(job.listen_fd);
         return COLLIE_ERR_INVALID_ARG;
     }
     if (id->local_rank < 0 && id->local_size < 0) {
@@ -69,8 +70,11 @@ static collie_status from_store(struct collie__identity *id, const char *iface, 
                  "" COLLIE_PMI_KEY ", not '" VALUE_TAG ",HOST,PORT,TOKEN' (another program's "
                  "key, or a collie of another version?)",
                  iface, id->source, job.value);
+        if (job.listen_fd >= 0)
+            close(job.listen_fd);
         return COLLIE_ERR_MISMATCH;
     }
+    id->listen_fd = job.listen_fd;
     snprintf(id->addr_host, sizeof id->addr_host, "%s", host);
     id->addr_port = (int)port;
     snprintf(id->token, sizeof id->token, "%s", token);

@@ -367,7 +367,11 @@ COLLIE_API collie_status collie_iallreduce_compressed(collie_comm *comm, const f
  * each owner sums what it got (SUM, or the mean for AVG) with its own
  * residual and compresses that, and the owners' codes are gathered and
  * decoded by every rank: 2 (n-1)/n of the code's bytes per rank, and every
- * rank ends with the same bits.  Ranks whose kinds or counts differ fail
+ * rank ends with the same bits.  Codes pay where links are slow, so by
+ * default they run only between hosts: the ranks of each host first reduce
+ * exactly over shared memory, the hosts' first ranks run the codes, and
+ * each passes the result on in its host; on one host the call is an exact
+ * allreduce.  COLLIE_EF_FLAT=1 (on every rank) runs them on every rank.  Ranks whose kinds or counts differ fail
  * with COLLIE_ERR_MISMATCH (naming the kinds and counts, or, where their
  * codes differ in size, the sizes), never with a wrong result.  An infinity or NaN
  * in a block makes that block NaN in the result and clears its residual.
@@ -376,7 +380,11 @@ COLLIE_API collie_status collie_iallreduce_compressed(collie_comm *comm, const f
 typedef enum { COLLIE_COMPRESS_INT8 = 1, COLLIE_COMPRESS_SIGN = 2 } collie_compress_kind;
 typedef struct collie_compressor collie_compressor;
 
-/* A compressor for count float32 elements on comm, residuals zero.  Local: no rank waits. */
+/*
+ * A compressor for count float32 elements on comm, residuals zero.  Where
+ * comm spans hosts and some host has several of its ranks, collective over
+ * comm (it groups each host's ranks, as collie_comm_split); else local.
+ */
 COLLIE_API collie_status collie_compressor_create(collie_comm *comm, size_t count,
                                                   collie_compress_kind kind,
                                                   collie_compressor **out);

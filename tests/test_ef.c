@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_ef.c - collie_[i]allreduce_ef on real ranks, every element checked.
- *   test_ef run       INT8 and SIGN, SUM and AVG, at counts from 0 to past a
+ *   test_ef run       (COLLIE_EF_FLAT=1 on one host: the codes run there too)
+ *                     INT8 and SIGN, SUM and AVG, at counts from 0 to past a
  *                     block per rank: every rank ends with the same bits; one
  *                     INT8 step is within the bound of its two roundings;
  *                     over many steps nothing is lost (the outputs' sum plus
@@ -9,6 +10,8 @@
  *                     on two compressors at once; a NaN spoils its block
  *                     only, and only for that step; bad arguments and a
  *                     second call on a busy compressor are refused at once
+ *   test_ef exact     on one host by default nothing is coded: every step's
+ *                     result is the float32 allreduce's, bit for bit
  *   test_ef kind      the last rank uses SIGN where the others use INT8:
  *                     MISMATCH on every rank (their codes differ in size: the
  *                     alltoall's check names the sizes)
@@ -57,38 +60,36 @@ static void check_int8_step(size_t n, collie_op op)
         x[i] = input(rank, 0, i);
     CHECK_OK(comm, collie_allreduce_ef(comm, c, x, n, op));
     check_same(x, n, "int8 step");
-    size_t chunk = (n + (size_t)size - 1) / (size_t)size;
+    /* Element i's block, wherever the ranks' chunks put it, lies within 255 elements of it:
+     * bound it by the largest values there (the worker's roundings, then the owner's). */
     double k = op == COLLIE_AVG ? 1.0 / size : 1.0;
-    /* blocks count from each chunk's start: the bound of element i is over its block */
-    for (size_t first = 0; first < n; first += chunk) {
-        for (size_t start = first; start < first + chunk && start < n;
-             start += COLLIE_QUANT_BLOCK) {
-            size_t end = start + COLLIE_QUANT_BLOCK;
-            end = end < first + chunk ? end : first + chunk;
-            end = end < n ? end : n;
-            double worker = 0, big = 0;
-            for (int r = 0; r < size; r++) {
-                double m = 0;
-                for (size_t i = start; i < end; i++)
-                    m = fmax(m, fabs(input(r, 0, i)));
-                worker += m / 254;
-            }
-            for (size_t i = start; i < end; i++) {
-                double exact = 0;
-                for (int r = 0; r < size; r++)
-                    exact += input(r, 0, i);
-                big = fmax(big, fabs(exact * k) + worker * k);
-            }
-            double bound = (worker * k + big / 254) * 1.001 + 1e-7;
-            for (size_t i = start; i < end; i++) {
-                double exact = 0;
-                for (int r = 0; r < size; r++)
-                    exact += input(r, 0, i);
-                CHECK(fabs(x[i] - exact * k) <= bound, "n %zu element %zu: %g, exact %g, bound %g",
-                      n, i, x[i], exact * k, bound);
-            }
+    double *mag = malloc(((size_t)size * n + 1) * sizeof *mag), *exact = malloc((n + 1) * 8);
+    CHECK(mag && exact, "no memory");
+    for (size_t i = 0; i < n; i++) {
+        exact[i] = 0;
+        for (int r = 0; r < size; r++) {
+            mag[(size_t)r * n + i] = fabs(input(r, 0, i));
+            exact[i] += input(r, 0, i);
         }
     }
+    for (size_t i = 0; i < n; i++) {
+        size_t lo = i >= COLLIE_QUANT_BLOCK - 1 ? i - (COLLIE_QUANT_BLOCK - 1) : 0;
+        size_t hi = i + COLLIE_QUANT_BLOCK < n ? i + COLLIE_QUANT_BLOCK : n;
+        double worker = 0, big = 0;
+        for (int r = 0; r < size; r++) {
+            double m = 0;
+            for (size_t j = lo; j < hi; j++)
+                m = fmax(m, mag[(size_t)r * n + j]);
+            worker += m / 254;
+        }
+        for (size_t j = lo; j < hi; j++)
+            big = fmax(big, fabs(exact[j] * k) + worker * k);
+        double bound = (worker * k + big / 254) * 1.001 + 1e-7;
+        CHECK(fabs(x[i] - exact[i] * k) <= bound, "n %zu element %zu: %g, exact %g, bound %g", n, i,
+              x[i], exact[i] * k, bound);
+    }
+    free(mag);
+    free(exact);
     CHECK_OK(comm, collie_compressor_free(c));
     free(x);
 }
@@ -116,28 +117,21 @@ static void check_feedback(collie_compress_kind kind, size_t n, collie_op op)
         for (size_t i = 0; i < n; i++)
             out[i] += x[i];
     }
-    const float *worker, *owner;
-    size_t chunk;
-    collie__ef_residuals(c, &worker, &owner, &chunk);
-    /* every rank's residuals, summed (scaled as the owners scale them), and the owners' */
-    float *workers = calloc(chunk * (size_t)size + 1, sizeof *workers);
-    float *owners = calloc(chunk * (size_t)size + 1, sizeof *owners);
-    CHECK(workers && owners, "no memory");
-    CHECK_OK(comm, collie_allreduce(comm, worker, workers, chunk * (size_t)size, COLLIE_FLOAT32,
-                                    COLLIE_SUM));
-    CHECK_OK(comm, collie_allgather(comm, owner, owners, chunk, COLLIE_FLOAT32));
-    for (size_t i = 0; i < n; i++) {
-        double left = workers[i] * k + owners[i];
-        CHECK(fabs(out[i] + left - in[i]) <= 1e-5 * T * size * scale,
+    /* every rank's residuals, in the result's units, summed over the ranks */
+    float *mine = calloc(n + 1, sizeof *mine), *left = calloc(n + 1, sizeof *left);
+    CHECK(mine && left, "no memory");
+    collie__ef_residual_total(c, op, mine);
+    CHECK_OK(comm, collie_allreduce(comm, mine, left, n, COLLIE_FLOAT32, COLLIE_SUM));
+    for (size_t i = 0; i < n; i++)
+        CHECK(fabs(out[i] + left[i] - in[i]) <= 1e-5 * T * size * scale,
               "kind %d op %d n %zu element %zu: outputs %g + residuals %g, inputs %g", (int)kind,
-              (int)op, n, i, out[i], left, in[i]);
-    }
+              (int)op, n, i, out[i], left[i], in[i]);
     CHECK_OK(comm, collie_compressor_free(c));
     free(x);
     free(out);
     free(in);
-    free(workers);
-    free(owners);
+    free(mine);
+    free(left);
 }
 
 /* Two compressors in flight at once, then a NaN on one rank: its block only, this step only. */
@@ -237,12 +231,40 @@ static void check_mismatch(int by_kind)
     free(x);
 }
 
+/* On one host (COLLIE_EF_FLAT=0): nothing is coded, the result is the exact allreduce's. */
+static void check_exact(void)
+{
+    size_t n = 5000;
+    float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want);
+    CHECK(x && want, "no memory");
+    for (int op = COLLIE_SUM; op <= COLLIE_AVG; op += COLLIE_AVG - COLLIE_SUM) {
+        collie_compressor *c;
+        CHECK_OK(comm, collie_compressor_create(comm, n, COLLIE_COMPRESS_SIGN, &c));
+        for (int t = 0; t < 3; t++) {
+            for (size_t i = 0; i < n; i++)
+                x[i] = want[i] = input(rank, t, i);
+            CHECK_OK(comm, collie_allreduce(comm, want, want, n, COLLIE_FLOAT32, (collie_op)op));
+            CHECK_OK(comm, collie_allreduce_ef(comm, c, x, n, (collie_op)op));
+            CHECK(!memcmp(x, want, n * sizeof *x), "op %d step %d: not the exact allreduce", op, t);
+        }
+        CHECK_OK(comm, collie_compressor_free(c));
+    }
+    free(x);
+    free(want);
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "run";
     comm = test_init();
     rank = collie_rank(comm);
     size = collie_size(comm);
+    if (!strcmp(what, "exact")) {
+        check_exact();
+        CHECK_OK(comm, collie_finalize(comm));
+        printf("ef exact: ok on %d ranks\n", size);
+        return 0;
+    }
     if (!strcmp(what, "kind") || !strcmp(what, "count")) {
         check_mismatch(!strcmp(what, "kind"));
         collie_finalize(comm);

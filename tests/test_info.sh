@@ -26,6 +26,10 @@ expect_output "3 rank\(s\) on 1 host"
 expect_output "^  shm +in use: 2 peer\(s\) of this rank"
 expect_output "^  tcp +built in, not used by this job"
 [ "$(printf '%s\n' "$out" | grep -c '^collie ')" = 1 ] || fail "only rank 0 should print"
+# where collie_allreduce_ef codes: not on one host, unless forced
+expect_output "allreduce_ef \(error-feedback codes\): exact on this host"
+expect_status 0 env COLLIE_EF_FLAT=1 "$collie" run -n 2 "$collie" info
+expect_output "allreduce_ef \(error-feedback codes\): codes on every rank"
 
 # a bad value is refused, naming the variable; an unknown one is warned about
 expect_status 1 env COLLIE_TIMEOUT=soon "$collie" info

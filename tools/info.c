@@ -75,6 +75,7 @@ static void print_choices(const collie_comm *comm)
         printf("  cross-memory attach between this host's ranks: off (COLLIE_CMA=0, or refused: "
                "COLLIE_DEBUG=INFO)\n");
     collie__tools_machine_free(m);
+    printf("  allreduce_ef (error-feedback codes): %s\n", collie__tools_ef(comm));
     printf("  %-15s", "bytes");
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
         printf(" %13zu", sizes[k]);

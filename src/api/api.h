@@ -51,8 +51,14 @@ static inline int collie__overlaps(const void *a, size_t alen, const void *b, si
 /* collie_get_unique_id with rank 0 listening on host (NULL: the default address). */
 collie_status collie__get_unique_id_at(collie_unique_id *id, const char *host);
 
-/* A compressor's residuals (collie_allreduce_ef), for the tests: ranks x chunk, and chunk. */
-void collie__ef_residuals(const collie_compressor *c, const float **worker, const float **owner,
-                          size_t *chunk);
+/* Where collie_allreduce_ef on comm runs its codes, in words (`collie info`). */
+const char *collie__ef_describe(const collie_comm *comm);
+
+/*
+ * For the tests: what c's residuals on this rank hold, in the units of the
+ * result of calls with op (count elements); summed over the ranks, it is
+ * what the results so far lack of the inputs' exact sum (or mean).
+ */
+void collie__ef_residual_total(const collie_compressor *c, collie_op op, float *out);
 
 #endif

@@ -8,6 +8,11 @@
  * every owner's code, which every rank decodes alike.  Each message starts
  * with a header that names the kind and count it was made for, so ranks that
  * disagree fail with MISMATCH even where their messages are the same size.
+ *
+ * Codes pay where links are slow: by default (COLLIE_EF_FLAT=0) a job on
+ * several hosts reduces exactly within each host, the hosts' first ranks run
+ * the codes between them, and each broadcasts the result in its host; a job
+ * on one host runs an exact allreduce.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -15,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/config.h"
 #include "../reduce/quantize.h"
 #include "api.h"
 #include "async.h"
@@ -30,10 +36,20 @@ struct header {
     uint64_t bad_count; /* (an owner passes them on: every rank then names the same pair) */
 };
 
+enum ef_mode {
+    EF_CODES, /* every rank of comm runs the codes */
+    EF_EXACT, /* one host: an exact float32 allreduce */
+    EF_HOSTS, /* exact within each host, the codes between the hosts' first ranks */
+};
+
 struct collie_compressor {
     collie_comm *comm;
-    size_t count, chunk; /* chunk: the elements each rank owns, ceil(count / ranks) */
-    size_t message;      /* bytes of one chunk's message: header and code, 8-aligned */
+    enum ef_mode mode;
+    collie_comm *local;       /* EF_HOSTS: this host's ranks */
+    collie_comm *leaders;     /* EF_HOSTS: the hosts' first ranks (NULL on the others) */
+    collie_compressor *inner; /* EF_HOSTS, on a first rank: the codes between hosts */
+    size_t count, chunk;      /* chunk: the elements each rank owns, ceil(count / ranks) */
+    size_t message;           /* bytes of one chunk's message: header and code, 8-aligned */
     int kind;
     atomic_int busy;     /* a call is using it */
     float *worker;       /* ranks x chunk: what this rank's codes left out */
@@ -63,6 +79,43 @@ static size_t valid(const collie_compressor *c, int j)
     return start >= c->count ? 0 : c->count - start < c->chunk ? c->count - start : c->chunk;
 }
 
+/* Where comm's calls run the codes: only what crosses hosts, unless COLLIE_EF_FLAT. */
+static enum ef_mode mode_for(const collie_comm *comm)
+{
+    if (collie__config_int(COLLIE_CFG_EF_FLAT))
+        return EF_CODES;
+    if (comm->nhosts == 1)
+        return EF_EXACT;
+    return comm->nhosts == comm->size ? EF_CODES : EF_HOSTS; /* one rank a host: all cross */
+}
+
+const char *collie__ef_describe(const collie_comm *comm)
+{
+    switch (mode_for(comm)) {
+    case EF_EXACT:
+        return "exact on this host (nothing is coded on one host; COLLIE_EF_FLAT=1 codes it)";
+    case EF_HOSTS: return "exact within each host, codes between the hosts' first ranks";
+    default: return "codes on every rank";
+    }
+}
+
+/* EF_HOSTS: each host's ranks, and the hosts' first ranks with the codes between them. */
+static collie_status split_hosts(collie_compressor *c)
+{
+    collie_comm *comm = c->comm;
+    int host = comm->hosts.host_of[comm->rank], first = comm->local_rank == 0;
+    collie_status st = collie_comm_split(comm, host, comm->rank, &c->local);
+    if (st == COLLIE_OK)
+        st = collie_comm_split(comm, first ? 0 : -1, comm->rank, &c->leaders);
+    if (st == COLLIE_OK && first)
+        st = collie_compressor_create(c->leaders, c->count, (collie_compress_kind)c->kind,
+                                      &c->inner);
+    if (st != COLLIE_OK)
+        return collie__fail(comm, st, "rank %d: allreduce_ef cannot group the hosts' ranks: %s",
+                            comm->rank, collie_last_error(NULL));
+    return COLLIE_OK;
+}
+
 collie_status collie_compressor_create(collie_comm *comm, size_t count, collie_compress_kind kind,
                                        collie_compressor **out)
 {
@@ -81,23 +134,32 @@ collie_status collie_compressor_create(collie_comm *comm, size_t count, collie_c
                               count);
     collie_compressor *c = calloc(1, sizeof *c);
     size_t message = (sizeof(struct header) + collie__quant_bytes(kind, chunk) + 7) & ~(size_t)7;
+    enum ef_mode mode = mode_for(comm);
     if (c) {
         c->comm = comm;
+        c->mode = mode;
         c->count = count;
         c->chunk = chunk;
         c->kind = kind;
         c->message = message;
-        c->worker = calloc(n * chunk + 1, sizeof *c->worker);
-        c->owner = calloc(chunk + 1, sizeof *c->owner);
-        c->out = calloc(n, message);
-        c->in = calloc(n, message);
-        c->mine = calloc(1, message);
+        if (mode == EF_CODES) {
+            c->worker = calloc(n * chunk + 1, sizeof *c->worker);
+            c->owner = calloc(chunk + 1, sizeof *c->owner);
+            c->out = calloc(n, message);
+            c->in = calloc(n, message);
+            c->mine = calloc(1, message);
+        }
     }
-    if (!c || !c->worker || !c->owner || !c->out || !c->in || !c->mine) {
+    if (!c || (mode == EF_CODES && (!c->worker || !c->owner || !c->out || !c->in || !c->mine))) {
         collie_compressor_free(c);
         return collie__fail(comm, COLLIE_ERR_NOMEM,
                             "rank %d: no memory for a compressor of %zu elements", comm->rank,
                             count);
+    }
+    collie_status st = mode == EF_HOSTS ? split_hosts(c) : COLLIE_OK;
+    if (st != COLLIE_OK) {
+        collie_compressor_free(c);
+        return st;
     }
     *out = c;
     return COLLIE_OK;
@@ -110,6 +172,11 @@ collie_status collie_compressor_free(collie_compressor *c)
     if (atomic_load(&c->busy))
         return collie__refuse(c->comm, "compressor_free",
                               "a request still uses this compressor: wait for it first");
+    collie_compressor_free(c->inner);
+    if (c->leaders)
+        collie_finalize(c->leaders);
+    if (c->local)
+        collie_finalize(c->local);
     free(c->worker);
     free(c->owner);
     free(c->out);
@@ -200,16 +267,42 @@ static collie_status decode_all(collie_comm *comm, collie_compressor *c, float *
     return COLLIE_OK;
 }
 
+/* EF_HOSTS: each host's sum, exact; the codes between the hosts; the result in each host. */
+static collie_status run_hosts(collie_comm *comm, collie_compressor *c, float *buf, collie_op op)
+{
+    collie_comm *failed = c->local;
+    collie_status st = collie_reduce(c->local, buf, buf, c->count, COLLIE_FLOAT32, COLLIE_SUM, 0);
+    if (st == COLLIE_OK && c->inner) {
+        if (op == COLLIE_AVG) /* scaled before the codes: every rank decodes the same bits */
+            for (size_t i = 0; i < c->count; i++)
+                buf[i] /= (float)comm->size;
+        failed = c->leaders;
+        st = collie_allreduce_ef(c->leaders, c->inner, buf, c->count, COLLIE_SUM);
+    }
+    if (st == COLLIE_OK) {
+        failed = c->local;
+        st = collie_broadcast(c->local, buf, c->count, COLLIE_FLOAT32, 0);
+    }
+    return st == COLLIE_OK ? st
+                           : collie__fail(comm, st, "allreduce_ef between hosts: %s",
+                                          collie_last_error(failed));
+}
+
 static collie_status exec_ef(collie_comm *comm, struct collie_request *r)
 {
     struct ef_call *call = r->ctx;
     collie_compressor *c = call->c;
-    if (!c->count) { /* nothing to move (the collectives would not move their headers) */
+    collie_status st = COLLIE_OK;
+    if (c->count && c->mode == EF_EXACT)
+        st = collie__op_execute(comm, &r->op); /* the float32 allreduce itself */
+    else if (c->count && c->mode == EF_HOSTS)
+        st = run_hosts(comm, c, call->buf, call->op);
+    if (!c->count || c->mode != EF_CODES) { /* (with no count, not even headers would move) */
         atomic_store(&c->busy, 0);
-        return COLLIE_OK;
+        return st;
     }
     encode_all(c, call->buf);
-    collie_status st = collie__op_execute(comm, &r->op); /* the alltoall */
+    st = collie__op_execute(comm, &r->op); /* the alltoall */
     if (st == COLLIE_OK) {
         combine_owned(c, call->op);
         st = collie__op_execute(comm, &call->gather);
@@ -247,6 +340,8 @@ collie_status collie_iallreduce_ef(collie_comm *comm, collie_compressor *c, floa
         return collie__refuse(comm, "allreduce_ef",
                               "a pending request uses this compressor: one call at a time");
     struct ef_call *call = malloc(sizeof *call);
+    /* The request's own operation: the codes' alltoall, or an allreduce of the buffer (run
+     * as it is on one host; between hosts it orders the call on comm's lane). */
     struct collie__op all_to_all = {
         .desc = {.coll = COLLIE_COLL_ALLTOALL, .root = -1},
         .sendbuf = c->out,
@@ -255,6 +350,16 @@ collie_status collie_iallreduce_ef(collie_comm *comm, collie_compressor *c, floa
         .dtype = COLLIE_UINT8,
         .root = -1,
     };
+    if (c->mode != EF_CODES)
+        all_to_all = (struct collie__op){
+            .desc = {.coll = COLLIE_COLL_ALLREDUCE, .root = -1},
+            .sendbuf = buf,
+            .recvbuf = buf,
+            .count = count,
+            .dtype = COLLIE_FLOAT32,
+            .op = op,
+            .root = -1,
+        };
     collie_status st =
         call ? collie__op_check(comm, &all_to_all)
              : collie__fail(comm, COLLIE_ERR_NOMEM, "rank %d: no memory for a call", comm->rank);
@@ -268,7 +373,8 @@ collie_status collie_iallreduce_ef(collie_comm *comm, collie_compressor *c, floa
             .dtype = COLLIE_UINT8,
             .root = -1,
         };
-        st = collie__op_check(comm, &call->gather);
+        if (c->mode == EF_CODES)
+            st = collie__op_check(comm, &call->gather);
     }
     if (st == COLLIE_OK)
         st = collie__async_issue(comm, &all_to_all, exec_ef, call, req);
@@ -287,10 +393,19 @@ collie_status collie_allreduce_ef(collie_comm *comm, collie_compressor *c, float
     return st == COLLIE_OK ? collie_wait(req) : st;
 }
 
-void collie__ef_residuals(const collie_compressor *c, const float **worker, const float **owner,
-                          size_t *chunk)
+void collie__ef_residual_total(const collie_compressor *c, collie_op op, float *out)
 {
-    *worker = c->worker;
-    *owner = c->owner;
-    *chunk = c->chunk;
+    memset(out, 0, c->count * sizeof *out);
+    if (c->mode == EF_HOSTS && c->inner) {
+        collie__ef_residual_total(c->inner, COLLIE_SUM, out);
+        return;
+    }
+    if (c->mode != EF_CODES)
+        return;
+    float scale = op == COLLIE_AVG ? 1.0f / (float)c->comm->size : 1.0f;
+    for (size_t i = 0; i < c->count; i++)
+        out[i] = c->worker[i] * scale;
+    size_t first = (size_t)c->comm->rank * c->chunk;
+    for (size_t i = 0; i < valid(c, c->comm->rank); i++)
+        out[first + i] += c->owner[i];
 }

@@ -9,6 +9,7 @@
 #include "../core/config.h"
 #include "../transport/shm.h"
 #include "../transport/transport.h"
+#include "api.h"
 #include "tools_api.h"
 
 int collie__tools_in_a_job(void) { return collie__identity_in_a_job(); }
@@ -21,6 +22,11 @@ const char *collie__tools_launcher(const collie_comm *comm)
 const char *collie__tools_rendezvous(const collie_comm *comm)
 {
     return comm && comm->rendezvous ? comm->rendezvous : "?";
+}
+
+const char *collie__tools_ef(const collie_comm *comm)
+{
+    return comm ? collie__ef_describe(comm) : "?";
 }
 
 int collie__tools_cpus(const collie_comm *comm) { return comm ? comm->cpus : -1; }

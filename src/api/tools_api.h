@@ -25,6 +25,9 @@ int collie__tools_in_a_job(void);
 const char *collie__tools_launcher(const collie_comm *comm);
 const char *collie__tools_rendezvous(const collie_comm *comm);
 
+/* Where collie_allreduce_ef on comm runs its error-feedback codes, in words. */
+const char *collie__tools_ef(const collie_comm *comm);
+
 /* CPUs this rank may run on, and hosts in the job; -1 for a NULL comm. */
 int collie__tools_cpus(const collie_comm *comm);
 int collie__tools_hosts(const collie_comm *comm);

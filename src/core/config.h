@@ -97,7 +97,10 @@
       "to FILE.rankN.json; `collie timeline FILE` merges the ranks' files")                        \
     X(MPI, INT, "1",                                                                               \
       "libcollie-mpi.so, the MPI interposer: 1 runs MPI's collectives on collie where it "         \
-      "can honour them exactly; 0 leaves every call to MPI")
+      "can honour them exactly; 0 leaves every call to MPI")                                       \
+    X(EF_FLAT, INT, "0",                                                                           \
+      "collie_allreduce_ef: 0 codes only what crosses hosts (a host's ranks first reduce "         \
+      "exactly; on one host nothing is coded); 1: every rank runs the codes, on one host too")
 
 enum collie__config_id {
 #define COLLIE_CONFIG_ENUM(id, type, def, doc) COLLIE_CFG_##id,

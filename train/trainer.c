@@ -91,8 +91,8 @@ static void ef_free(struct ef_state *e)
     memset(e, 0, sizeof *e);
 }
 
-static collie_compressor *ef_get(struct ef_state *e, collie_comm *comm, int kind, int slot,
-                                 size_t n)
+static collie_status ef_get(struct ef_state *e, collie_comm *comm, int kind, int slot, size_t n,
+                            collie_compressor **out)
 {
     if (e->comm != comm)
         ef_free(e);
@@ -100,13 +100,14 @@ static collie_compressor *ef_get(struct ef_state *e, collie_comm *comm, int kind
     if (!e->c[slot] || e->n[slot] != n) {
         collie_compressor_free(e->c[slot]);
         e->c[slot] = NULL;
-        if (train_check(comm,
-                        collie_compressor_create(comm, n, (collie_compress_kind)kind, &e->c[slot]),
-                        "error feedback"))
-            return NULL;
+        collie_status st =
+            collie_compressor_create(comm, n, (collie_compress_kind)kind, &e->c[slot]);
+        if (st != COLLIE_OK)
+            return st;
         e->n[slot] = n;
     }
-    return e->c[slot];
+    *out = e->c[slot];
+    return COLLIE_OK;
 }
 
 /* Averages the fused gradient over the ranks, in float32, compressed to 16 bits, or coded. */
@@ -114,10 +115,11 @@ static int average(collie_comm *comm, const struct train_config *c, float *grads
                    void *wire, struct ef_state *ef)
 {
     if (c->ef_kind) {
-        collie_compressor *z = ef_get(ef, comm, c->ef_kind, EF_FUSED, n);
-        return z ? train_check(comm, collie_allreduce_ef(comm, z, grads, n, COLLIE_AVG),
-                               "gradient allreduce")
-                 : -1;
+        collie_compressor *z;
+        collie_status st = ef_get(ef, comm, c->ef_kind, EF_FUSED, n, &z);
+        if (st == COLLIE_OK)
+            st = collie_allreduce_ef(comm, z, grads, n, COLLIE_AVG);
+        return train_check(comm, st, "gradient allreduce");
     }
     if (c->grad_dtype == COLLIE_FLOAT32)
         return train_check(comm,
@@ -190,9 +192,10 @@ static void issue_layer(void *arg, size_t off, size_t n)
     float *g = u->m.grads + off;
     collie_status st;
     if (u->c->ef_kind) {
-        collie_compressor *z = ef_get(&u->ef, u->comm, u->c->ef_kind, u->nreq, n);
-        st = z ? collie_iallreduce_ef(u->comm, z, g, n, COLLIE_AVG, &u->req[u->nreq])
-               : COLLIE_ERR_NOMEM;
+        collie_compressor *z;
+        st = ef_get(&u->ef, u->comm, u->c->ef_kind, u->nreq, n, &z);
+        if (st == COLLIE_OK)
+            st = collie_iallreduce_ef(u->comm, z, g, n, COLLIE_AVG, &u->req[u->nreq]);
     } else if (u->c->grad_dtype == COLLIE_FLOAT32) {
         st = collie_iallreduce(u->comm, g, g, n, COLLIE_FLOAT32, COLLIE_AVG, &u->req[u->nreq]);
     } else {

@@ -29,8 +29,8 @@
 
 struct header {
     uint32_t kind;      /* MAGIC | kind */
-    uint32_t from;      /* the rank that wrote it */
-    uint64_t count;     /* the call's count on that rank */
+    uint32_t pad;       /* (count on 8 bytes) */
+    uint64_t count;     /* the call's count on the rank that wrote it */
     uint32_t bad;       /* an owner's: 1 + the first rank whose chunk disagreed, else 0 */
     uint32_t bad_kind;  /* that rank's kind and count */
     uint64_t bad_count; /* (an owner passes them on: every rank then names the same pair) */
@@ -128,10 +128,11 @@ collie_status collie_compressor_create(collie_comm *comm, size_t count, collie_c
         return collie__refuse(comm, "compressor_create",
                               "kind=%d is not COLLIE_COMPRESS_INT8 (1) or COLLIE_COMPRESS_SIGN (2)",
                               (int)kind);
-    size_t n = (size_t)comm->size, chunk = (count + n - 1) / n;
+    size_t n = (size_t)comm->size;
     if (count > SIZE_MAX / 16 / n)
         return collie__refuse(comm, "compressor_create", "count=%zu overflows the address space",
                               count);
+    size_t chunk = (count + n - 1) / n;
     collie_compressor *c = calloc(1, sizeof *c);
     size_t message = (sizeof(struct header) + collie__quant_bytes(kind, chunk) + 7) & ~(size_t)7;
     enum ef_mode mode = mode_for(comm);
@@ -188,8 +189,7 @@ collie_status collie_compressor_free(collie_compressor *c)
 
 static void write_header(unsigned char *at, const collie_compressor *c, const struct header *bad)
 {
-    struct header h = {
-        .kind = MAGIC | (uint32_t)c->kind, .from = (uint32_t)c->comm->rank, .count = c->count};
+    struct header h = {.kind = MAGIC | (uint32_t)c->kind, .count = c->count};
     if (bad) {
         h.bad = bad->bad;
         h.bad_kind = bad->bad_kind;

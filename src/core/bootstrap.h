@@ -52,6 +52,12 @@ void collie__identity_for_rank(struct collie__identity *id, int rank, int size, 
  */
 void collie__identity_boot_id(char *buf, size_t len);
 
+/*
+ * A launcher's count variable: -1 unset (or name NULL), -2 set but not a
+ * non-negative integer, else its value.
+ */
+long collie__env_count(const char *name);
+
 /* Whether any launcher's rank variable (those identity_from_env reads) is set. */
 int collie__identity_in_a_job(void);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * identity.c - who this rank is and where rank 0 listens, from the variables
- * of whichever launcher started the process.  Besides config.c, the only
- * place that reads the environment: these variables belong to the launchers.
+ * of whichever launcher started the process.  With rendezvous.c and the
+ * PMI clients it asks (pmi.c, pmi1.c), the only place besides config.c that
+ * reads the environment: these variables belong to the launchers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,6 +14,7 @@
 
 #include "bootstrap.h"
 #include "config.h"
+#include "pmi.h"
 #include "rendezvous.h"
 
 struct launcher {
@@ -29,14 +31,13 @@ static const struct launcher launchers[] = {
     {"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", NULL},
 };
 
-/* srun --mpi=pmi2 sets MPICH's PMI_RANK too, but not the MPI_LOCALRANKID of its mpiexec. */
+/* srun --mpi=pmi2 sets MPICH's PMI_RANK too: its job is Slurm's. */
 static int launcher_applies(const struct launcher *l)
 {
-    return strcmp(l->name, "MPICH") != 0 || getenv("MPI_LOCALRANKID") || !getenv("SLURM_STEP_ID");
+    return strcmp(l->name, "MPICH") != 0 || !collie__pmi_under_srun();
 }
 
-/* -1: unset; -2: set but not a non-negative integer; else the value. */
-static long read_count(const char *name)
+long collie__env_count(const char *name)
 {
     const char *s = name ? getenv(name) : NULL;
     if (!s || !*s)
@@ -164,7 +165,7 @@ collie_status collie__identity_from_env(struct collie__identity *id, char *err, 
         const struct launcher *l = &launchers[i];
         if (!launcher_applies(l))
             continue;
-        long rank = read_count(l->rank), size = read_count(l->size);
+        long rank = collie__env_count(l->rank), size = collie__env_count(l->size);
         if (rank == -1 && size == -1)
             continue;
         if (rank < 0 || size < 1 || rank >= size || size > 1 << 20) {
@@ -177,8 +178,8 @@ collie_status collie__identity_from_env(struct collie__identity *id, char *err, 
         }
         id->rank = (int)rank;
         id->size = (int)size;
-        id->local_rank = (int)read_count(l->local_rank);
-        id->local_size = (int)read_count(l->local_size);
+        id->local_rank = (int)collie__env_count(l->local_rank);
+        id->local_size = (int)collie__env_count(l->local_size);
         id->source = l->name;
         break;
     }

@@ -80,12 +80,14 @@ struct exchange {
     char err[300];
 };
 
+int collie__pmi_under_srun(void) { return getenv("SLURM_STEP_ID") && !getenv("MPI_LOCALRANKID"); }
+
 const char *collie__pmi_offered(void)
 {
     if (getenv("PMIX_NAMESPACE") && getenv("PMIX_RANK"))
         return "PMIx";
-    if (getenv("PMI_FD")) /* Slurm's, or MPICH's mpiexec, which also sets MPI_LOCALRANKID */
-        return getenv("SLURM_STEP_ID") && !getenv("MPI_LOCALRANKID") ? "PMI-2" : "PMI-1";
+    if (getenv("PMI_FD"))
+        return collie__pmi_under_srun() ? "PMI-2" : "PMI-1";
     return NULL;
 }
 

@@ -29,6 +29,12 @@ typedef int (*collie__pmi_publish_fn)(char *value, size_t len, int *listen_fd, c
                                       size_t errlen);
 
 /*
+ * Whether PMI_FD and PMI_RANK are Slurm's (srun --mpi=pmi2): set in a Slurm
+ * step, without the MPI_LOCALRANKID that MPICH's mpiexec sets beside them.
+ */
+int collie__pmi_under_srun(void);
+
+/*
  * The interface this process's launcher offers, from the variables it sets
  * for its client: "PMIx", "PMI-2" (Slurm's), "PMI-1" (MPICH's mpiexec), or
  * NULL.  Starts nothing.

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bootstrap.h"
 #include "pmi.h"
 
 struct wire {
@@ -90,10 +91,8 @@ static int ask_for(struct wire *w, const char *command, const char *expect)
 
 static int env_count(const char *name)
 {
-    const char *s = getenv(name);
-    char *end;
-    long v = s && *s ? strtol(s, &end, 10) : -1;
-    return s && *s && *end == 0 && v >= 0 && v < 1 << 24 ? (int)v : -1;
+    long v = collie__env_count(name);
+    return v >= 0 && v < 1 << 24 ? (int)v : -1;
 }
 
 int collie__pmi1_exchange(struct collie__pmi_job *job, collie__pmi_publish_fn publish, char *err,

@@ -102,14 +102,6 @@ static int first_host(const char *list, char *out, size_t len)
     return 0;
 }
 
-static long slurm_id(const char *name)
-{
-    const char *s = getenv(name);
-    char *end;
-    long v = s && *s ? strtol(s, &end, 10) : -1;
-    return v >= 0 && s && *end == 0 ? v : -1;
-}
-
 int collie__rendezvous_slurm_port(long job, long step)
 {
     return 10000 + (int)((16 * job + step) % 20000);
@@ -118,7 +110,7 @@ int collie__rendezvous_slurm_port(long job, long step)
 static collie_status from_slurm_step(struct collie__identity *id, char *err, size_t errlen)
 {
     const char *list = getenv("SLURM_STEP_NODELIST");
-    long job = slurm_id("SLURM_JOB_ID"), step = slurm_id("SLURM_STEP_ID");
+    long job = collie__env_count("SLURM_JOB_ID"), step = collie__env_count("SLURM_STEP_ID");
     if (job < 0 || step < 0 || first_host(list, id->addr_host, sizeof id->addr_host) != 0) {
         snprintf(err, errlen,
                  "no rendezvous under Slurm without PMI: SLURM_STEP_NODELIST='%s', "

@@ -368,12 +368,15 @@ COLLIE_API collie_status collie_iallreduce_compressed(collie_comm *comm, const f
  * residual and compresses that, and the owners' codes are gathered and
  * decoded by every rank: 2 (n-1)/n of the code's bytes per rank, and every
  * rank ends with the same bits.  Codes pay where links are slow, so by
- * default they run only between hosts: the ranks of each host first reduce
- * exactly over shared memory, the hosts' first ranks run the codes, and
- * each passes the result on in its host; on one host the call is an exact
- * allreduce.  COLLIE_EF_FLAT=1 (on every rank) runs them on every rank.  Ranks whose kinds or counts differ fail
- * with COLLIE_ERR_MISMATCH (naming the kinds and counts, or, where their
- * codes differ in size, the sizes), never with a wrong result.  An infinity or NaN
+ * default they run only between hosts, and only where the cost model finds
+ * the links slow enough for the bytes saved to outweigh the codes' work:
+ * the ranks of each host first reduce exactly over shared memory, the
+ * hosts' first ranks run the codes, and each passes the result on in its
+ * host; elsewhere (one host, fast links) the call is an exact allreduce.
+ * COLLIE_EF_CODES (the same on every rank) sets it: hosts, all, off.
+ * Ranks whose kinds or counts differ fail with COLLIE_ERR_MISMATCH (naming
+ * the kinds and counts, or, where their codes differ in size, the sizes),
+ * never with a wrong result.  An infinity or NaN
  * in a block makes that block NaN in the result and clears its residual.
  * A compressor belongs to one communicator; one call at a time may use it.
  */

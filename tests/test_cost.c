@@ -54,7 +54,9 @@ static struct collie__machine machine(int ranks, int hosts, int per_host, int co
                                     .host_far_cache_beta = 0.5e9,
                                     .link_alpha = 10e-6,
                                     .link_beta = 1e8,
-                                    .links = 1};
+                                    .links = 1,
+                                    .int8_code_beta = 1e9,
+                                    .sign_code_beta = 1e9};
 }
 
 /* The predicted seconds of algorithm `name` of collective coll; HUGE_VAL where coll has none. */
@@ -621,9 +623,49 @@ static void description(void)
           "check: '%s'", err);
 }
 
+/*
+ * Error-feedback codes between hosts (cost_ef.c) on the round-number machine
+ * (10 us, 0.1 GB/s links, codes handled at 1 GB/s): the exact ring and
+ * the codes by hand, and the choice as the links speed up.
+ */
+static void error_feedback(void)
+{
+    struct collie__machine m = machine(8, 4, 2, 2);
+    double s = 1e6, sent = 2 * 3 / 4.0 * s;
+    double exact = 6 * 10e-6 + sent / 1e8;
+    double int8 = 6 * 10e-6 + sent / (1024.0 / 260) / 1e8 + s / 1e9;
+    double sign = 6 * 10e-6 + sent / (1024.0 / 36) / 1e8 + s / 1e9;
+    CHECK(fabs(collie__cost_ef(&m, 1, 0, s) - exact) < 1e-9, "exact: %g, by hand %g",
+          collie__cost_ef(&m, 1, 0, s), exact);
+    CHECK(fabs(collie__cost_ef(&m, 1, 1, s) - int8) < 1e-9, "INT8: %g, by hand %g",
+          collie__cost_ef(&m, 1, 1, s), int8);
+    CHECK(fabs(collie__cost_ef(&m, 2, 1, s) - sign) < 1e-9, "SIGN: %g, by hand %g",
+          collie__cost_ef(&m, 2, 1, s), sign);
+    /* INT8 pays while 1.5 (1 - 260/1024) / beta > 1 / 1e9: below 1.12 GB/s; SIGN below 1.45 */
+    static const struct {
+        double beta;
+        int int8, sign;
+    } at[] = {{0.0125e9, 1, 1}, {0.125e9, 1, 1}, {1.0e9, 1, 1}, {1.3e9, 0, 1}, {2e9, 0, 0}};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        m.link_beta = at[i].beta;
+        CHECK(collie__cost_ef_codes_pay(&m, 1) == at[i].int8, "INT8 at %g GB/s: %d", at[i].beta,
+              collie__cost_ef_codes_pay(&m, 1));
+        CHECK(collie__cost_ef_codes_pay(&m, 2) == at[i].sign, "SIGN at %g GB/s: %d", at[i].beta,
+              collie__cost_ef_codes_pay(&m, 2));
+    }
+    /* Hosts that share 2 cores: 4 hosts' codes run at half the rate; one host codes nothing. */
+    m.link_beta = 1e9;
+    m.shared_cores = 2;
+    m.shared_tcp_beta = 100e9; /* (the links, not the cores, bound the bytes) */
+    CHECK(!collie__cost_ef_codes_pay(&m, 1), "INT8 on 4 hosts sharing 2 cores at 1 GB/s pays");
+    m = machine(2, 1, 2, 2);
+    CHECK(!collie__cost_ef_codes_pay(&m, 2), "codes pay on one host");
+}
+
 int main(void)
 {
     hand_computed();
+    error_feedback();
     choice();
     description();
     if (failures)

@@ -27,9 +27,11 @@ expect_output "^  shm +in use: 2 peer\(s\) of this rank"
 expect_output "^  tcp +built in, not used by this job"
 [ "$(printf '%s\n' "$out" | grep -c '^collie ')" = 1 ] || fail "only rank 0 should print"
 # where collie_allreduce_ef codes: not on one host, unless forced
-expect_output "allreduce_ef \(error-feedback codes\): exact on this host"
-expect_status 0 env COLLIE_EF_FLAT=1 "$collie" run -n 2 "$collie" info
-expect_output "allreduce_ef \(error-feedback codes\): codes on every rank"
+expect_output "allreduce_ef \(error-feedback codes\): exact \(one host"
+expect_status 0 env COLLIE_EF_CODES=all "$collie" run -n 2 "$collie" info
+expect_output "allreduce_ef \(error-feedback codes\): codes on every rank \(COLLIE_EF_CODES\)"
+expect_status 0 env COLLIE_EF_CODES=everywhere "$collie" info
+expect_output "allreduce_ef \(error-feedback codes\): COLLIE_EF_CODES='everywhere' is not auto, hosts, all or off"
 
 # a bad value is refused, naming the variable; an unknown one is warned about
 expect_status 1 env COLLIE_TIMEOUT=soon "$collie" info
@@ -71,6 +73,13 @@ expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=100G "$collie" info
 fast=$(printf '%s\n' "$out" | grep -E '^  allreduce( +[a-z]+){6}$')
 [ -n "$slow" ] && [ "$slow" != "$fast" ] ||
     fail "the choices do not follow the links' rates: '$slow' at 10 MB/s, '$fast' at 100 GB/s"
+# ... as are the hosts where allreduce_ef codes: only between slow links, where they pay
+expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=10M "$collie" info
+expect_output "allreduce_ef \(error-feedback codes\): exact within each host, codes between the hosts' first ranks \(the cost model"
+expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=1G "$collie" info
+expect_output "allreduce_ef \(error-feedback codes\): INT8: exact; SIGN: exact within each host, codes between"
+expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=100G "$collie" info
+expect_output "allreduce_ef \(error-feedback codes\): exact \(the cost model"
 # ... and they are what a call of that size runs (collie bench names the algorithm it ran)
 at_1m=$(printf '%s\n' "$fast" | awk '{ print $5 }')
 expect_status 0 two_hosts COLLIE_NET_BANDWIDTH=100G "$collie" bench allreduce -b 1M -e 1M --iters 2 --warmup 1

@@ -103,9 +103,9 @@ for t in float16 bfloat16 int8-ef sign-ef; do
     grep -q "\"compress\": \"$t\"" "$dir/c.json" || fail "--compress $t: $(cat "$dir/c.json")"
 done
 # the codes' bytes: int8-ef a quarter of float32's and more, sign-ef far less, by the counters
-# (COLLIE_EF_FLAT=1: on one host the codes run only when forced)
+# (COLLIE_EF_CODES=all: on one host the codes run only when forced)
 for t in none int8-ef sign-ef; do
-    expect_status 0 env COLLIE_EF_FLAT=1 "$collie" train mlp --synthetic 6000 --hidden 64 -n 3 --epochs 1 \
+    expect_status 0 env COLLIE_EF_CODES=all "$collie" train mlp --synthetic 6000 --hidden 64 -n 3 --epochs 1 \
         $([ $t = none ] || echo --compress $t) --json "$dir/b.$t.json"
 done
 awk 'FNR == 1 { file++ } match($0, /"bytes_per_epoch_actual": [0-9]+/) {

@@ -9,10 +9,11 @@
  * with a header that names the kind and count it was made for, so ranks that
  * disagree fail with MISMATCH even where their messages are the same size.
  *
- * Codes pay where links are slow: by default (COLLIE_EF_FLAT=0) a job on
- * several hosts reduces exactly within each host, the hosts' first ranks run
- * the codes between them, and each broadcasts the result in its host; a job
- * on one host runs an exact allreduce.
+ * Codes pay where links are slow: by default (COLLIE_EF_CODES=auto) a job
+ * on several hosts whose links the cost model finds slow enough
+ * (cost_ef.c) reduces exactly within each host, the hosts' first ranks run
+ * the codes between them, and each broadcasts the result in its host; any
+ * other job runs an exact allreduce.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -20,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../coll/algo.h"
+#include "../coll/cost.h"
 #include "../core/config.h"
 #include "../reduce/quantize.h"
 #include "api.h"
@@ -79,25 +82,75 @@ static size_t valid(const collie_compressor *c, int j)
     return start >= c->count ? 0 : c->count - start < c->chunk ? c->count - start : c->chunk;
 }
 
-/* Where comm's calls run the codes: only what crosses hosts, unless COLLIE_EF_FLAT. */
-static enum ef_mode mode_for(const collie_comm *comm)
+static const char *const where_names[] = {"auto", "hosts", "all", "off"};
+enum where { WHERE_AUTO, WHERE_HOSTS, WHERE_ALL, WHERE_OFF, WHERE_BAD };
+
+/* COLLIE_EF_CODES, as one of where_names, or WHERE_BAD. */
+static enum where where_set(void)
 {
-    if (collie__config_int(COLLIE_CFG_EF_FLAT))
+    const char *v = collie__config_string(COLLIE_CFG_EF_CODES);
+    for (int w = WHERE_AUTO; w < WHERE_BAD; w++)
+        if (!strcmp(v, where_names[w]))
+            return (enum where)w;
+    return WHERE_BAD;
+}
+
+/*
+ * Where comm's calls of `kind` run the codes: COLLIE_EF_CODES's choice, or
+ * for auto the cost model's on rates every rank holds alike (the links'
+ * are measured once for the job).  The count does not enter, so ranks
+ * whose counts differ still take the same path and fail alike.
+ */
+static enum ef_mode mode_for(const collie_comm *comm, int kind, enum where where)
+{
+    if (where == WHERE_ALL)
         return EF_CODES;
-    if (comm->nhosts == 1)
+    if (where == WHERE_OFF || comm->nhosts == 1)
         return EF_EXACT;
+    if (where == WHERE_AUTO) {
+        struct collie__machine m;
+        collie__select_machine(comm, &m);
+        if (!collie__cost_ef_codes_pay(&m, kind))
+            return EF_EXACT;
+    }
     return comm->nhosts == comm->size ? EF_CODES : EF_HOSTS; /* one rank a host: all cross */
 }
 
-const char *collie__ef_describe(const collie_comm *comm)
+static const char *mode_words(enum ef_mode mode)
 {
-    switch (mode_for(comm)) {
-    case EF_EXACT:
-        return "exact on this host (nothing is coded on one host; COLLIE_EF_FLAT=1 codes it)";
+    switch (mode) {
+    case EF_EXACT: return "exact";
     case EF_HOSTS: return "exact within each host, codes between the hosts' first ranks";
     default: return "codes on every rank";
     }
 }
+
+const char *collie__ef_describe(const collie_comm *comm)
+{
+    static _Thread_local char text[400];
+    enum where where = where_set();
+    if (where == WHERE_BAD) {
+        snprintf(text, sizeof text, "COLLIE_EF_CODES='%s' is not auto, hosts, all or off",
+                 collie__config_string(COLLIE_CFG_EF_CODES));
+        return text;
+    }
+    enum ef_mode int8 = mode_for(comm, COLLIE_COMPRESS_INT8, where),
+                 sign = mode_for(comm, COLLIE_COMPRESS_SIGN, where);
+    const char *why = " (the cost model, on the links' rates)";
+    if (comm->nhosts == 1 && where != WHERE_ALL)
+        why = " (one host: COLLIE_EF_CODES=all codes it)";
+    else if (where != WHERE_AUTO)
+        why = " (COLLIE_EF_CODES)";
+    if (int8 == sign)
+        snprintf(text, sizeof text, "%s%s", mode_words(int8), why);
+    else
+        snprintf(text, sizeof text, "INT8: %s; SIGN: %s%s", mode_words(int8), mode_words(sign),
+                 why);
+    return text;
+}
+
+static collie_status create(collie_comm *comm, size_t count, int kind, enum ef_mode mode,
+                            collie_compressor **out);
 
 /* EF_HOSTS: each host's ranks, and the hosts' first ranks with the codes between them. */
 static collie_status split_hosts(collie_compressor *c)
@@ -108,8 +161,7 @@ static collie_status split_hosts(collie_compressor *c)
     if (st == COLLIE_OK)
         st = collie_comm_split(comm, first ? 0 : -1, comm->rank, &c->leaders);
     if (st == COLLIE_OK && first)
-        st = collie_compressor_create(c->leaders, c->count, (collie_compress_kind)c->kind,
-                                      &c->inner);
+        st = create(c->leaders, c->count, c->kind, EF_CODES, &c->inner); /* decided: codes */
     if (st != COLLIE_OK)
         return collie__fail(comm, st, "rank %d: allreduce_ef cannot group the hosts' ranks: %s",
                             comm->rank, collie_last_error(NULL));
@@ -132,10 +184,21 @@ collie_status collie_compressor_create(collie_comm *comm, size_t count, collie_c
     if (count > SIZE_MAX / 16 / n)
         return collie__refuse(comm, "compressor_create", "count=%zu overflows the address space",
                               count);
-    size_t chunk = (count + n - 1) / n;
+    enum where where = where_set();
+    if (where == WHERE_BAD)
+        return collie__refuse(comm, "compressor_create",
+                              "COLLIE_EF_CODES='%s' is not auto, hosts, all or off",
+                              collie__config_string(COLLIE_CFG_EF_CODES));
+    return create(comm, count, kind, mode_for(comm, kind, where), out);
+}
+
+/* A compressor on comm whose calls take `mode`'s path (its arguments checked). */
+static collie_status create(collie_comm *comm, size_t count, int kind, enum ef_mode mode,
+                            collie_compressor **out)
+{
+    size_t n = (size_t)comm->size, chunk = (count + n - 1) / n;
     collie_compressor *c = calloc(1, sizeof *c);
     size_t message = (sizeof(struct header) + collie__quant_bytes(kind, chunk) + 7) & ~(size_t)7;
-    enum ef_mode mode = mode_for(comm);
     if (c) {
         c->comm = comm;
         c->mode = mode;

@@ -67,6 +67,8 @@ struct collie__machine {
     int shared_cores;            /* cores every host's ranks share (0: each host has its own) */
     double shared_tcp_beta;      /* bytes one of them sends and receives per second over TCP */
     double shared_tcp_alpha;     /* one message's CPU time on one of them (0: link_alpha) */
+    double int8_code_beta;       /* bytes of float32 per second one rank's INT8 error-feedback */
+    double sign_code_beta;       /* ... and SIGN codes handle in a call (cost_ef.c) */
     /*
      * 1: cost the CPUs' other placement, sharing no cache (select.c): the
      * slots, and a reduction's reads of the slots its peers wrote, at
@@ -74,6 +76,23 @@ struct collie__machine {
      */
     int far;
 };
+
+/*
+ * Error-feedback codes of `kind` (1: INT8, 2: SIGN) between m's hosts: the
+ * seconds of an allreduce of s bytes of float32 between the hosts' first
+ * ranks, run as codes (1: the codes' alltoall and allgather, and one rank's
+ * work to encode, sum and decode them at int8_code_beta or sign_code_beta)
+ * or exact (0: the float32 bytes of a ring).
+ */
+double collie__cost_ef(const struct collie__machine *m, int kind, int codes, double s);
+
+/*
+ * 1 where codes of `kind` cost less than the exact allreduce between m's
+ * hosts, at a size where the bytes decide: a choice of the links' and
+ * the kernels' rates alone, so that ranks whose counts differ still choose
+ * alike (and then learn from the codes' headers that they differ).
+ */
+int collie__cost_ef_codes_pay(const struct collie__machine *m, int kind);
 
 /* The defaults of the rates (this file's measured machine; COLLIE_NET_* for the links). */
 void collie__machine_default_rates(struct collie__machine *m);

@@ -67,6 +67,15 @@
  * near (cpu2cpu 39-42 ns) and 140-290 ns far (161-163).
  */
 #define HOST_FAR_CACHE_BETA_BPS 6.7e9
+/*
+ * One rank's error-feedback work per byte of float32 in a call between 2
+ * hosts: its residual added, its codes made, the owner's sum of 2 codes and
+ * its code, every code decoded.  From the kernels' rates on one Xeon core
+ * (1M elements, in cache's reach): INT8 encode 2.2 GB/s, decode 5.3,
+ * decode-and-add 6.7; SIGN 5.0, 6.2 and 8.0; an add 8.
+ */
+#define INT8_CODE_BETA_BPS 0.87e9
+#define SIGN_CODE_BETA_BPS 1.4e9
 #define HOST_FAR_SYNC_S 0.1e-6
 
 enum kind { INT, SIZE, RATE, MICROS, GAIN /* a factor of 1 or more */ };
@@ -119,6 +128,9 @@ static const struct key {
       "GB/s one of them sends and receives at once over TCP (0: link_bandwidth_gbs)"),
     K(shared_tcp_alpha, "shared_tcp_us", MICROS,
       "one message's CPU time on one of them (0: link_latency_us)"),
+    K(int8_code_beta, "int8_code_gbs", RATE,
+      "GB/s of float32 one rank turns into INT8 error-feedback codes and back in a call"),
+    K(sign_code_beta, "sign_code_gbs", RATE, "the same, of SIGN codes"),
 #undef K
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -147,6 +159,8 @@ void collie__machine_default_rates(struct collie__machine *m)
     m->shared_cores = 0; /* hosts of their own */
     m->shared_tcp_beta = 0;
     m->shared_tcp_alpha = 0;
+    m->int8_code_beta = INT8_CODE_BETA_BPS;
+    m->sign_code_beta = SIGN_CODE_BETA_BPS;
 }
 
 static const struct key *find(const char *name, size_t len)

@@ -98,9 +98,10 @@
     X(MPI, INT, "1",                                                                               \
       "libcollie-mpi.so, the MPI interposer: 1 runs MPI's collectives on collie where it "         \
       "can honour them exactly; 0 leaves every call to MPI")                                       \
-    X(EF_FLAT, INT, "0",                                                                           \
-      "collie_allreduce_ef: 0 codes only what crosses hosts (a host's ranks first reduce "         \
-      "exactly; on one host nothing is coded); 1: every rank runs the codes, on one host too")
+    X(EF_CODES, STRING, "auto",                                                                    \
+      "where collie_allreduce_ef codes: auto (between hosts, where the cost model says the "       \
+      "links' time saved beats the codes' work; a host's ranks first reduce exactly), hosts "      \
+      "(between hosts, always), all (every rank, one host too), off (never: exact)")
 
 enum collie__config_id {
 #define COLLIE_CONFIG_ENUM(id, type, def, doc) COLLIE_CFG_##id,

@@ -231,7 +231,7 @@ def ef():
     """DDP with int8_ef_hook and sign_ef_hook: every rank ends with the same bits, the
     codes move the bytes they promise, and training gets as far as without them."""
     from collie.torch import hooks as ch
-    os.environ["COLLIE_EF_FLAT"] = "1"  # the codes on one host too (else the result is exact)
+    os.environ["COLLIE_EF_CODES"] = "all"  # the codes on one host too (else the result is exact)
     r, n, gloo = init()
     results, sent = {}, {}
     for name, hook in [("plain", ch.allreduce_hook), ("int8", ch.int8_ef_hook),

@@ -10,6 +10,7 @@
  */
 #include "quantize.h"
 
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -119,7 +120,9 @@ KERNEL void collie__quant_encode(int kind, float *x, size_t n, void *out)
         } else if (kind == COLLIE__QUANT_INT8) {
             float bigf;
             memcpy(&bigf, &big, sizeof bigf);
-            s = bigf / 127.0f;
+            /* A scale below FLT_MIN would have no finite inverse (0 x inf: NaN): a block that
+             * small is coded as zeros, and the residual keeps all of it. */
+            s = bigf >= 127.0f * FLT_MIN ? bigf / 127.0f : 0.0f;
             int8_encode(xb, m, s, q);
         } else {
             s = abs_mean(xb, m);

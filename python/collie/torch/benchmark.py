@@ -10,9 +10,13 @@ synthetic batch; each iteration times every mode once, in a rotating order
 Modes:
   gloo         DistributedDataParallel on Gloo (native DDP: the baseline)
   gloo-fp16    the same with PyTorch's fp16_compress_hook
+  gloo-powersgd ... with PyTorch's PowerSGD hook (rank 1, its default; from the 2nd step,
+               not its default 1000th, so that a short run measures it; one bucket)
   collie       DistributedDataParallel on collie
   collie-fp16  ... with collie.torch.hooks.fp16_compress_hook (float16 on the wire)
   collie-bf16  ... with collie.torch.hooks.bf16_compress_hook
+  collie-int8-ef ... with collie.torch.hooks.int8_ef_hook (8-bit codes, error feedback)
+  collie-sign-ef ... with collie.torch.hooks.sign_ef_hook (1-bit codes, error feedback)
   optimizer    collie.torch.DistributedOptimizer, no DDP
   neighbor-atc collie.torch.NeighborOptimizer over --topology (BlueFog's adapt-then-combine:
                the parameters averaged with the neighbours after the step, no gradient
@@ -20,7 +24,8 @@ Modes:
   neighbor-awc ... adapt-with-combine: the average overlaps the next passes
   fsdp2-gloo   FSDP2 (torch 2.x's fully_shard, each layer its own unit) on Gloo
   fsdp2        the same on collie (acc_ratio against fsdp2-gloo)
-  compute      DDP under no_sync(): the step without communication
+  compute      DDP under no_sync(): the step without communication (its acc_ratio is
+               the bound that no way of communicating can pass)
 Printed per mode as Horovod prints it (`Total img/sec on N rank(s): X +- Y`,
 the 95% interval over iterations), then acc_ratio = mode / gloo (ACSpeed's
 measure: the median of the per-iteration ratios, with their range; fsdp2's is
@@ -43,8 +48,10 @@ import torch.distributed as dist
 import collie.torch as ct
 from collie.torch import hooks as collie_hooks
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook
 
-MODES = ["gloo", "gloo-fp16", "collie", "collie-fp16", "collie-bf16", "optimizer",
+MODES = ["gloo", "gloo-fp16", "gloo-powersgd", "collie", "collie-fp16", "collie-bf16",
+         "collie-int8-ef", "collie-sign-ef", "optimizer",
          "neighbor-atc", "neighbor-awc", "fsdp2-gloo", "fsdp2", "compute"]
 BASELINE = {"fsdp2": "fsdp2-gloo"}  # acc_ratio's reference; "gloo" for the others
 
@@ -99,13 +106,25 @@ class Mode:
                                        lr=0.01)
             return
         group = gloo if name.startswith("gloo") else None
-        self.net = torch.nn.parallel.DistributedDataParallel(model, process_group=group)
+        # PowerSGD issues its allreduces from futures' callbacks, in an order that differs
+        # between ranks where DDP has several buckets (Gloo then aborts on sizes that differ):
+        # one bucket.
+        buckets = {"bucket_cap_mb": 1 << 14} if name == "gloo-powersgd" else {}
+        self.net = torch.nn.parallel.DistributedDataParallel(model, process_group=group, **buckets)
         self.opt = torch.optim.SGD(params, lr=0.01)
         hook = {"gloo-fp16": default_hooks.fp16_compress_hook,
+                "gloo-powersgd": powerSGD_hook.powerSGD_hook,
                 "collie-fp16": collie_hooks.fp16_compress_hook,
-                "collie-bf16": collie_hooks.bf16_compress_hook}.get(name)
+                "collie-bf16": collie_hooks.bf16_compress_hook,
+                "collie-int8-ef": collie_hooks.int8_ef_hook,
+                "collie-sign-ef": collie_hooks.sign_ef_hook}.get(name)
+        hook_state = group
+        if name == "gloo-powersgd":
+            hook_state = powerSGD_hook.PowerSGDState(process_group=group, start_powerSGD_iter=2)
+        elif name.endswith("-ef"):
+            hook_state = collie_hooks.ErrorFeedbackState()
         if hook:
-            self.net.register_comm_hook(group, hook)
+            self.net.register_comm_hook(hook_state, hook)
         if name == "compute":
             self.sync = self.net.no_sync
 
@@ -201,7 +220,7 @@ def main(argv=None):
                                "step_s": statistics.median(seconds[m])}
     for m in modes:
         base = BASELINE.get(m, "gloo")
-        if m in ("gloo", "fsdp2-gloo", "compute") or base not in modes:
+        if m in ("gloo", "fsdp2-gloo") or base not in modes:
             continue
         ratios = [a / b for a, b in zip(seconds[base], seconds[m])]
         med = statistics.median(ratios)

@@ -28,7 +28,8 @@ RESULTS = os.path.join(ROOT, "docs", "results", "perf")
 PAGE = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 
 # The order sets appear in, then any others by name.
-ORDER = ["one_host_n2", "one_host_n4", "one_host_n8", "floor_n2", "mlbench_n2", "hosts2x2_1gbit", "torch2"]
+ORDER = ["one_host_n2", "one_host_n4", "one_host_n8", "floor_n2", "mlbench_n2", "hosts2x2_1gbit", "torch2",
+         "ef_train", "ef_torch"]
 PEERS = {"mpi": "Open MPI 4.1", "ompi5": "Open MPI 5", "mpich": "MPICH 5", "impi": "Intel MPI",
          "oneccl": "oneCCL", "gloo": "Gloo", "torch": "torch.distributed (Gloo)"}
 COLLECTIVES = ["allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall"]
@@ -272,6 +273,88 @@ def torch_table(path):
     return lines
 
 
+# scripts/bench_ef.sh: the gradients' forms, and the bytes of one float32 element on the wire
+EF_FORMS = {"none": ("float32", 4.0), "bfloat16": ("bfloat16", 2.0),
+            "int8-ef": ("int8-EF", 4.0 * 260 / 1024), "sign-ef": ("sign-EF", 4.0 * 36 / 1024)}
+EF_TARGETS = (0.85, 0.88)
+
+
+def ef_train_table(path):
+    """Time to accuracy per gradient form and link rate: the epochs each needed, the time
+    since the start, float32's time over this form's, and the bytes sent per epoch."""
+    runs = defaultdict(list)
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            runs[(int(r["hosts"]), r["rate"], r["compress"])].append(r)
+    lines = []
+    for hosts in sorted({k[0] for k in runs}):
+        lines += [f"**{hosts} hosts, one rank each**\n",
+                  "| link | gradients | epochs to 0.85 / 0.88 | time to 0.85 / 0.88 (s) | "
+                  "x float32 to 0.88 | bytes per epoch: counted / formula |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for rate in sorted({k[1] for k in runs if k[0] == hosts}, key=lambda r: "mbit" in r):
+            base = None
+            for form, (label, width) in EF_FORMS.items():
+                rows = runs.get((hosts, rate, form))
+                if not rows:
+                    continue
+                reach = [next((r for r in rows if float(r["test_accuracy"]) >= t), None)
+                         for t in EF_TARGETS]
+                epochs = " / ".join(r["epoch"] if r else "-" for r in reach)
+                times = " / ".join(f"{float(r['wall_s']):.1f}" if r else "-" for r in reach)
+                to_last = float(reach[1]["wall_s"]) if reach[1] else None
+                if form == "none":
+                    base = to_last
+                ratio = f"{base / to_last:.2f}" if base and to_last else "-"
+                if not reach[1]:
+                    best = max(float(r["test_accuracy"]) for r in rows)
+                    ratio = f"- (best {best:.4f} in {len(rows)} epochs)"
+                r0 = rows[0]
+                formula = (2 * (hosts - 1) / hosts * int(r0["parameters"]) * width *
+                           int(r0["steps_per_epoch"]))
+                link = rate.replace("gbit", " Gbit/s").replace("mbit", " Mbit/s")
+                lines.append(f"| {link} | {label} | {epochs} | {times} | {ratio} | "
+                             f"{float(r0['bytes_per_epoch']):.3g} / {formula:.3g} |")
+        lines.append("")
+    return lines
+
+
+EF_TORCH_MODES = [("gloo-powersgd", "PowerSGD on Gloo"), ("collie-fp16", "collie fp16"),
+                  ("collie-int8-ef", "collie int8-EF"), ("collie-sign-ef", "collie sign-EF"),
+                  ("compute", "no communication (the bound)")]
+
+
+def ef_torch_table(path):
+    """acc_ratio against DDP on Gloo per way of communicating, medians over the runs."""
+    runs = defaultdict(list)
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            runs[(r["setting"], r["mode"])].append(r)
+    settings = sorted({k[0] for k in runs}, key=lambda s: ("Mbit" in s, s))
+    lines = ["| setting | Gloo img/s | " + " | ".join(m[1] for m in EF_TORCH_MODES) +
+             " | int8-EF of the bound |",
+             "| --- | --- |" + " --- |" * (len(EF_TORCH_MODES) + 1)]
+    for setting in settings:
+        gloo = runs.get((setting, "gloo"))
+        if not gloo:
+            continue
+        cells, ratio = [], {}
+        for mode, _ in EF_TORCH_MODES:
+            mine = runs.get((setting, mode))
+            if not mine:
+                cells.append("-")
+                continue
+            ratio[mode] = med(mine, "acc_ratio")
+            ratios = [float(r["acc_ratio"]) for r in mine]
+            cells.append(f"{ratio[mode]:.2f}" +
+                         (f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else ""))
+        bound = (f"{100 * ratio['collie-int8-ef'] / ratio['compute']:.0f}%"
+                 if "collie-int8-ef" in ratio and "compute" in ratio else "-")
+        lines.append(f"| {setting} | {med(gloo, 'img_sec'):.1f} | " + " | ".join(cells) +
+                     f" | {bound} |")
+    return lines
+
+
 def sets():
     names = [f[:-4] for f in os.listdir(RESULTS) if f.endswith(".csv")]
     return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
@@ -291,6 +374,12 @@ def page():
     out = [INTRO]
     for name in sets():
         meta = read_meta(os.path.join(RESULTS, name + ".meta"))
+        special = {"ef_train": ef_train_table, "ef_torch": ef_torch_table}.get(name)
+        if special:
+            out.extend(heading(name, meta))
+            out.extend(special(os.path.join(RESULTS, name + ".csv")))
+            out.append("")
+            continue
         if is_torch(os.path.join(RESULTS, name + ".csv")):
             out.extend(heading(name, meta))
             out.extend(torch_table(os.path.join(RESULTS, name + ".csv")))

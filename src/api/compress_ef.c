@@ -41,7 +41,7 @@ struct header {
 
 enum ef_mode {
     EF_CODES, /* every rank of comm runs the codes */
-    EF_EXACT, /* one host: an exact float32 allreduce */
+    EF_EXACT, /* nothing coded (one host, or links too fast to pay): an exact allreduce */
     EF_HOSTS, /* exact within each host, the codes between the hosts' first ranks */
 };
 
@@ -404,7 +404,7 @@ collie_status collie_iallreduce_ef(collie_comm *comm, collie_compressor *c, floa
                               "a pending request uses this compressor: one call at a time");
     struct ef_call *call = malloc(sizeof *call);
     /* The request's own operation: the codes' alltoall, or an allreduce of the buffer (run
-     * as it is on one host; between hosts it orders the call on comm's lane). */
+     * as it is where nothing is coded; for EF_HOSTS it orders the call on comm's lane). */
     struct collie__op all_to_all = {
         .desc = {.coll = COLLIE_COLL_ALLTOALL, .root = -1},
         .sendbuf = c->out,

@@ -77,27 +77,25 @@ static inline void int8_encode(float *x, size_t m, float scale, int8_t *q)
     }
 }
 
+/* Up to 8 elements' signs as one byte's bits, each element left its residual. */
+static inline uint8_t sign_byte(float *x, size_t k_end, float scale)
+{
+    unsigned byte = 0;
+    for (size_t k = 0; k < k_end; k++) {
+        int up = !(x[k] < 0); /* 0 goes up */
+        byte |= (unsigned)up << k;
+        x[k] -= up ? scale : -scale;
+    }
+    return (uint8_t)byte;
+}
+
 static inline void sign_encode(float *x, size_t m, float scale, uint8_t *bits)
 {
     size_t i = 0;
-    for (; i + 8 <= m; i += 8) {
-        unsigned byte = 0;
-        for (int k = 0; k < 8; k++) {
-            int up = !(x[i + (size_t)k] < 0); /* 0 goes up */
-            byte |= (unsigned)up << k;
-            x[i + (size_t)k] -= up ? scale : -scale;
-        }
-        bits[i / 8] = (uint8_t)byte;
-    }
-    if (i < m) {
-        unsigned byte = 0;
-        for (int k = 0; i + (size_t)k < m; k++) {
-            int up = !(x[i + (size_t)k] < 0);
-            byte |= (unsigned)up << k;
-            x[i + (size_t)k] -= up ? scale : -scale;
-        }
-        bits[i / 8] = (uint8_t)byte;
-    }
+    for (; i + 8 <= m; i += 8)
+        bits[i / 8] = sign_byte(x + i, 8, scale); /* a constant 8: unrolled, vectorised */
+    if (i < m)
+        bits[i / 8] = sign_byte(x + i, m - i, scale);
 }
 
 KERNEL void collie__quant_encode(int kind, float *x, size_t n, void *out)

@@ -59,7 +59,7 @@ enum collie__algo_scope { COLLIE_SCOPE_HOST, COLLIE_SCOPE_ANY };
  * placed(); adaptive.c finds in the call which placement it runs in).
  */
 #define COLLIE__ALGO_PLACEMENT 4u
-/* Across hosts, run only where COLLIE_ALGO names it: not measured there against the others. */
+/* Across hosts, run only where COLLIE_ALGO names it: another of its collective beat it there. */
 #define COLLIE__ALGO_FORCED_ACROSS 8u
 
 /*

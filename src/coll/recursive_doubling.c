@@ -79,11 +79,14 @@ const struct collie__algo collie__algo_allreduce_rd = {
     .cost = allreduce_rd_cost,
 };
 
+/* Only where forced across hosts: the tree, whose leaves do not wait, beat it at every size
+ * measured there (reduce_tree.c). */
 const struct collie__algo collie__algo_reduce_rd = {
     .name = "rd",
     .wire = 4,
     .coll = COLLIE_COLL_REDUCE,
     .scope = COLLIE_SCOPE_ANY,
+    .flags = COLLIE__ALGO_FORCED_ACROSS,
     .run = reduce_rd,
     .cost = allreduce_rd_cost,
 };

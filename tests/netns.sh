@@ -36,6 +36,7 @@ netns_down() {
         ns="$netns_prefix-$h"
         ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
         ip netns del "$ns" 2>/dev/null
+        rm -rf "/tmp/$ns" # netns_rsh's session directories
     done
     netns_count=0
 }
@@ -119,7 +120,12 @@ netns_rsh() {
     cat > "$1" <<EOS
 #!/bin/sh
 host=\$1; shift
-exec ip netns exec "$netns_prefix-\$((\${host##*.} - 1))" sh -c "\$*"
+ns="$netns_prefix-\$((\${host##*.} - 1))"
+# The hosts share one kernel's hostname, /tmp and /dev/shm, where Open MPI's ranks name their
+# session's and shared memory's files by hostname, job and local rank: each host its own.
+mkdir -p "/tmp/\$ns" && export OMPI_MCA_orte_tmpdir_base="/tmp/\$ns" PRTE_MCA_prte_tmpdir_base="/tmp/\$ns" \\
+    OMPI_MCA_btl_vader_backing_directory="/tmp/\$ns" OMPI_MCA_btl_sm_backing_directory="/tmp/\$ns"
+exec ip netns exec "\$ns" sh -c "\$*"
 EOS
     chmod +x "$1"
 }

@@ -143,17 +143,31 @@ def goal(coll, size):
     return 1.3 if coll == "allreduce" and 64 << 10 <= size <= 4 << 20 else 1.0
 
 
-def read_gaps(path):
-    """NAME.gaps: `collective bytes: why` for each row below its goal, the mechanism measured."""
-    gaps = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                if ":" in line and not line.startswith("#"):
-                    key, why = line.split(":", 1)
-                    coll, size = key.split()
-                    gaps[(coll, int(size))] = why.strip()
-    return gaps
+class Gaps:
+    """NAME.gaps: `collective bytes: why` for a row below its goal, the mechanism measured, or
+    `collective lo-hi: why` for every such row of lo to hi bytes (sweeps of many sizes)."""
+
+    def __init__(self, path):
+        self.spans = []
+        if os.path.exists(path):
+            with open(path) as f:
+                for line in f:
+                    if ":" in line and not line.startswith("#"):
+                        key, why = line.split(":", 1)
+                        coll, sizes = key.split()
+                        lo, _, hi = sizes.partition("-")
+                        self.spans.append((coll, int(lo), int(hi or lo), why.strip()))
+
+    def get(self, key):
+        coll, size = key
+        return next((why for c, lo, hi, why in self.spans if c == coll and lo <= size <= hi), None)
+
+
+def note(notes, why):
+    """The number of `why` among a table's notes, added once however many rows it explains."""
+    if why not in notes:
+        notes.append(why)
+    return notes.index(why) + 1
 
 
 def spread(c):
@@ -195,8 +209,7 @@ def table(coll, cells, peers, handoff, gaps, floor):
             else:
                 why = gaps.get((coll, size))
                 if why:
-                    notes.append(why)
-                    row += f" {want:.1f}: **below** ({len(notes)}) |"
+                    row += f" {want:.1f}: **below** ({note(notes, why)}) |"
                 elif mine.lo * want <= c[best].us:  # collie's fastest round met the goal
                     row += f" {want:.1f}: **below**, within the spread |"
                 else:
@@ -208,9 +221,8 @@ def table(coll, cells, peers, handoff, gaps, floor):
                 row += " - |"
             elif share >= FLOOR_GOAL:
                 row += f" {share:.0f}% |"
-            elif gaps.get((coll, size)) and (x is None or x >= goal(coll, size)):
-                notes.append(gaps[(coll, size)])  # the ratio's goal is met: the note is the floor's
-                row += f" {share:.0f}%: **below** ({len(notes)}) |"
+            elif gaps.get((coll, size)):  # one note for the row, whichever goal it misses
+                row += f" {share:.0f}%: **below** ({note(notes, gaps.get((coll, size)))}) |"
             else:
                 row += f" {share:.0f}%: **below** |"
         row += f" {handoff[(coll, size)]:.0f} |"
@@ -386,7 +398,7 @@ def page():
             out.append("")
             continue
         data, handoff, floor = medians(os.path.join(RESULTS, name + ".csv"))
-        gaps = read_gaps(os.path.join(RESULTS, name + ".gaps"))
+        gaps = Gaps(os.path.join(RESULTS, name + ".gaps"))
         seen = {b for cells in data.values() for c in cells.values() for b in c} - {"collie"}
         peers = sorted(seen, key=lambda b: (list(PEERS).index(b) if b in PEERS else len(PEERS), b))
         out.extend(heading(name, meta, " " + rounds_note(data)))

@@ -40,6 +40,7 @@
     X(reduce_scatter_direct)                                                                       \
     X(reduce_scatter_adaptive)                                                                     \
     X(reduce_scatter_ring)                                                                         \
+    X(reduce_scatter_halving)                                                                      \
     X(alltoall_staged)                                                                             \
     X(alltoall_direct)                                                                             \
     X(alltoall_adaptive)                                                                           \

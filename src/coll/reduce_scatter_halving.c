@@ -54,16 +54,16 @@ static collie_status reduce_scatter_halving(collie_comm *comm, const struct coll
         collie__copy(work + (size_t)p * block, in + (size_t)member[bit_reversed(p, bits)] * block,
                      block);
     const collie_op step_op = op->op == COLLIE_AVG ? COLLIE_SUM : op->op;
-    int lo = 0, hi = n; /* the positions this member still holds */
+    int lo = 0; /* this member still holds positions lo .. lo + 2 half */
     collie_status st = COLLIE_OK;
-    for (int d = 1; st == COLLIE_OK && d < n; d *= 2) {
-        const int partner = member[me ^ d], lower = !(me & d), mid = (lo + hi) / 2;
-        const int keep = lower ? lo : mid, give = lower ? mid : lo, half = mid - lo;
+    for (int d = 1, half = n / 2; st == COLLIE_OK && d < n; d *= 2, half /= 2) {
+        const int partner = member[me ^ d], lower = !(me & d);
+        const int keep = lower ? lo : lo + half, give = lower ? lo + half : lo;
         st = collie__exchange_reduce(comm, partner, work + (size_t)give * block,
                                      (size_t)half * block, partner, work + (size_t)keep * block,
                                      work + (size_t)keep * block, (size_t)half * op->count,
                                      op->dtype, step_op, !lower);
-        lo = keep, hi = keep + half;
+        lo = keep;
     }
     if (st != COLLIE_OK)
         return st;

@@ -19,7 +19,7 @@ static collie_status allgather_staged(collie_comm *comm, const struct collie__op
     unsigned char *recv = op->recvbuf;
     for (size_t off = 0; off < count; off += chunk) {
         size_t m = count - off < chunk ? count - off : chunk;
-        unsigned parity = collie__win_round(comm, m * es);
+        unsigned parity = collie__win_exchange(comm, m * es);
         collie__copy(collie__win_slot(comm, me, parity), send + off * es, m * es);
         collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(n - 1) * m * es);
         /* our own piece while the peers stage theirs: it needs nobody */

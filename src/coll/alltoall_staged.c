@@ -2,7 +2,8 @@
 /*
  * alltoall_staged.c - alltoall through the window: per round every rank
  * stages the same window of each of its peers' blocks and copies its own to
- * its output, one sync, and rank r copies window r out of every peer's slot.
+ * its output, one sync, and every rank copies its window out of every peer's
+ * slot.
  */
 #include <string.h>
 
@@ -18,7 +19,7 @@ static collie_status alltoall_staged(collie_comm *comm, const struct collie__op 
     unsigned char *recv = op->recvbuf;
     for (size_t off = 0; off < count; off += w) {
         size_t m = count - off < w ? count - off : w;
-        unsigned parity = collie__win_round(comm, (size_t)n * m * es);
+        unsigned parity = collie__win_exchange(comm, (size_t)n * m * es);
         collie__stage_blocks(comm, parity, op->sendbuf, count, off, m, es);
         /* our own block while the peers stage theirs: it needs nobody */
         const unsigned char *own =
@@ -32,8 +33,8 @@ static collie_status alltoall_staged(collie_comm *comm, const struct collie__op 
             if (r == me)
                 continue;
             const unsigned char *slot = collie__win_slot(comm, r, parity);
-            collie__copy_out(op, recv + ((size_t)r * count + off) * es, slot + (size_t)me * m * es,
-                             m * es);
+            collie__copy_out(op, recv + ((size_t)r * count + off) * es,
+                             slot + collie__block_at(r, me, n, m, es), m * es);
         }
     }
     return COLLIE_OK;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * oneshot.c - allreduce and reduce for small messages: every rank copies its
- * input into its slot once, one sync, then each receiving rank reduces all
- * slots itself, in rank order.  One synchronisation per round; each receiver
- * reads n inputs, so it loses to twoshot as messages grow.  A reduce's root
- * alone receives, so nobody reads its slot: it reduces its input where it
- * lies, and its share of the call is one pass over n inputs, not a copy first.
+ * input into its slot once, one sync, then each receiving rank reduces every
+ * peer's slot and its own input, where it lies, in rank order.  One
+ * synchronisation per round; each receiver reads n inputs, so it loses to
+ * twoshot as messages grow.  A reduce's root alone receives, so nobody reads
+ * its slot and it copies nothing in: its share of the call is one pass over n
+ * inputs.  An allreduce's round is an exchange (collie__win_exchange()).
  */
 #include <string.h>
 
@@ -37,7 +38,8 @@ static collie_status oneshot(collie_comm *comm, const struct collie__op *op, int
     }
     for (size_t off = 0; off < op->count; off += chunk) {
         size_t m = op->count - off < chunk ? op->count - off : chunk;
-        unsigned parity = collie__win_round(comm, m * es);
+        unsigned parity =
+            root < 0 ? collie__win_exchange(comm, m * es) : collie__win_round(comm, m * es);
         if (stages)
             collie__copy(collie__win_slot(comm, me, parity), send + off * es, m * es);
         collie__count_sent(comm, COLLIE_LANE_COLL, collie__other_receivers(comm, root) * m * es);
@@ -47,7 +49,7 @@ static collie_status oneshot(collie_comm *comm, const struct collie__op *op, int
         if (!receives)
             continue;
         for (int r = 0; r < n; r++)
-            srcs[r] = r != me || stages ? collie__win_slot(comm, r, parity) : send + off * es;
+            srcs[r] = r == me ? send + off * es : collie__win_slot(comm, r, parity);
         collie__reduce(recv + off * es, srcs, n, m, op->dtype, op->op, comm->size, op->stream_out);
     }
     return COLLIE_OK;

@@ -22,7 +22,7 @@ static collie_status reduce_scatter_staged(collie_comm *comm, const struct colli
     const void **srcs = comm->scratch_srcs;
     for (size_t off = 0; off < count; off += w) {
         size_t m = count - off < w ? count - off : w;
-        unsigned parity = collie__win_round(comm, (size_t)n * m * es);
+        unsigned parity = collie__win_exchange(comm, (size_t)n * m * es);
         collie__stage_blocks(comm, parity, op->sendbuf, count, off, m, es);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)
@@ -30,7 +30,7 @@ static collie_status reduce_scatter_staged(collie_comm *comm, const struct colli
         for (int r = 0; r < n; r++) /* our own block where it lies: we alone read it */
             srcs[r] = r == me ? (const unsigned char *)op->sendbuf + ((size_t)me * count + off) * es
                               : (const unsigned char *)collie__win_slot(comm, r, parity) +
-                                    (size_t)me * m * es;
+                                    collie__block_at(r, me, n, m, es);
         collie__reduce(recv + off * es, srcs, n, m, op->dtype, op->op, comm->size, op->stream_out);
     }
     return COLLIE_OK;

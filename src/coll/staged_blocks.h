@@ -20,6 +20,17 @@ static inline size_t collie__block_window(const collie_comm *comm, size_t es)
 }
 
 /*
+ * Where local rank `from` stages, in its slot, the block of m elements for
+ * local rank `to`: the next rank's first, so that at 2 ranks both stage at
+ * the head of the slot, on the lines each read from the other two rounds
+ * before (collie__win_exchange()).
+ */
+static inline size_t collie__block_at(int from, int to, int n, size_t m, size_t es)
+{
+    return (size_t)((to - from + n) % n - 1) * m * es;
+}
+
+/*
  * Copies elements [off, off+m) of each of the n blocks of src into the slot,
  * packed, but this rank's own block, which it takes from src itself.
  */
@@ -30,7 +41,8 @@ static inline void collie__stage_blocks(collie_comm *comm, unsigned parity,
     unsigned char *slot = collie__win_slot(comm, comm->local_rank, parity);
     for (int b = 0; b < comm->local_size; b++)
         if (b != comm->local_rank)
-            collie__copy(slot + (size_t)b * m * es, src + ((size_t)b * count + off) * es, m * es);
+            collie__copy(slot + collie__block_at(comm->local_rank, b, comm->local_size, m, es),
+                         src + ((size_t)b * count + off) * es, m * es);
     collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(comm->local_size - 1) * m * es);
 }
 

@@ -9,7 +9,9 @@
  * collie__win_bytes() bytes, used alternately by successive rounds.  A round
  * is: write into your own slot, collie__win_sync(), then read any slot.
  * Because every round syncs all ranks between writing and reading, a slot is
- * free again two rounds later with no further waiting.
+ * free again two rounds later with no further waiting.  Which buffer is whose
+ * may change from round to round (collie__win_exchange()), alike on every
+ * rank; collie__win_slot() says.
  */
 #ifndef COLLIE_SHM_H
 #define COLLIE_SHM_H
@@ -42,6 +44,14 @@ size_t collie__shm_ring_bytes(int local_size);
  * before it (shm.c says why): collie__win_slot() then points there.
  */
 unsigned collie__win_round(collie_comm *comm, size_t bytes);
+
+/*
+ * collie__win_round() for an exchange: a round in which every local rank
+ * writes its slot and reads all of each other's slot, as far as it wrote it.
+ * At 2 ranks the slots of a parity change hands each time it comes round, in
+ * place (shm.c says why); otherwise it is collie__win_round().
+ */
+unsigned collie__win_exchange(collie_comm *comm, size_t bytes);
 
 /* Local rank r's slot of the given parity, as the round of that parity placed it. */
 void *collie__win_slot(const collie_comm *comm, int local_rank, unsigned parity);

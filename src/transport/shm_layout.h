@@ -109,6 +109,7 @@ struct collie__shm {
     uint32_t step;         /* syncs posted by this rank */
     uint32_t round;        /* staging rounds started; parity picks the buffer */
     size_t shift[2];       /* where in each parity's slots its round's bytes lie (win_round) */
+    unsigned swap[2];      /* 1: each parity's slots change hands this round (win_exchange) */
     int check_desc;        /* the next sync compares peers' descriptors */
     uint32_t *sent, *rcvd; /* [channel * n + peer]: bytes pushed to / taken from each ring */
     /*

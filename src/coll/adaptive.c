@@ -31,12 +31,15 @@
  * faster of the two as arms.c learns it, the slower again now and then;
  * the placement keeps each state's timings apart, so that a move back
  * finds its winner known.  Far apart, the copies (broadcast, allgather,
- * alltoall) run direct without timing: see learns_far().  It puts its
- * verdict in its slot for the call's sync: the algorithm, and whether the
- * next call probes; every rank runs the algorithm rank 0 chose, so all run
- * the same one, and all probe alike.  A call that does not probe costs one
- * sync more than its branch; one that does, nine (at 2 ranks 1.3-2.9 us,
- * measured when every call probed).
+ * alltoall) run direct without timing: see learns_far().  Its verdict
+ * rides with the call's sync (collie__win_carry()): the algorithm, and
+ * whether the next call probes; every rank runs the algorithm rank 0 chose,
+ * so all run the same one, and all probe alike.  A call that does not probe
+ * costs one sync more than its branch; one that does, nine (at 2 ranks
+ * 1.3-2.9 us, measured when every call probed).  The verdict took a round
+ * of the slots once, which shifted the branch's rounds to one parity: at 2
+ * ranks a twoshot of 40-72 KiB then ran 0.9-2.0 us slower than alone, and
+ * adaptive's 64 KiB allreduce took 8.5-8.8 us where it now takes 6.7-7.0.
  *
  * The two branches may order a reduction's sums differently: a float sum
  * of one input may differ in its last bits between calls, as it may in
@@ -189,7 +192,6 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
             return st;
     }
 
-    unsigned parity = collie__win_round(comm, sizeof(uint32_t));
     struct collie__arms *arms = NULL;
     int arm = 1, timed = 0; /* local rank 0's: 0 the window, 1 direct; whether it times this call */
     if (comm->local_rank == 0) {
@@ -209,8 +211,9 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
         const struct collie__algo *run =
             arm ? collie__adaptive_direct(coll) : collie__adaptive_window(&m, coll, bytes);
         int skip = now - placed->probed_ns < COLLIE__ADAPTIVE_PROBE_NS;
-        *(uint32_t *)collie__win_slot(comm, 0, parity) =
+        uint32_t verdict =
             (uint32_t)run->wire | (skip ? VERDICT_SKIP_PROBE : 0) | (timed ? VERDICT_TIMED : 0);
+        memcpy(collie__win_carry(comm), &verdict, sizeof verdict);
         if (arms)
             COLLIE_TRACE("coll", "%s of %zu bytes (%s): window %.1f us, direct %.1f us: runs %s",
                          collie__coll_name(coll), bytes, placed->far ? "far" : "near",
@@ -225,7 +228,8 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
     if (st != COLLIE_OK)
         return st;
     /* local rank 0's verdict, the algorithm included: every rank runs the same, and probes alike */
-    uint32_t verdict = *(const uint32_t *)collie__win_slot(comm, 0, parity);
+    uint32_t verdict;
+    memcpy(&verdict, collie__win_carried(comm, 0), sizeof verdict);
     placed->skip_probe = (verdict & VERDICT_SKIP_PROBE) != 0;
     const struct collie__algo *branch = collie__algo_of_wire(coll, (int)(verdict & VERDICT_ALGO));
     if (!branch)

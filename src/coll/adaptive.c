@@ -36,10 +36,10 @@
  * whether the next call probes; every rank runs the algorithm rank 0 chose,
  * so all run the same one, and all probe alike.  A call that does not probe
  * costs one sync more than its branch; one that does, nine (at 2 ranks
- * 1.3-2.9 us, measured when every call probed).  The verdict took a round
- * of the slots once, which shifted the branch's rounds to one parity: at 2
- * ranks a twoshot of 40-72 KiB then ran 0.9-2.0 us slower than alone, and
- * adaptive's 64 KiB allreduce took 8.5-8.8 us where it now takes 6.7-7.0.
+ * 1.3-2.9 us, measured when every call probed).  The verdict takes no
+ * round of the slots: one would put every branch round on one parity, and
+ * at 2 ranks a twoshot of 40-72 KiB ran 0.9-2.0 us slower so than alone
+ * (adaptive's 64 KiB allreduce 8.5-8.8 us, against 6.7-7.0 carried).
  *
  * The two branches may order a reduction's sums differently: a float sum
  * of one input may differ in its last bits between calls, as it may in

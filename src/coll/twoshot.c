@@ -35,7 +35,7 @@ static collie_status twoshot(collie_comm *comm, const struct collie__op *op, int
     for (size_t off = 0; off < op->count; off += chunk) {
         size_t m = op->count - off < chunk ? op->count - off : chunk;
         size_t lo = collie__seg(m, me, n), hi = collie__seg(m, me + 1, n);
-        /* a reduce's root reads the peers' slices, but nobody reads its own */
+        /* not an exchange in a reduce: nobody reads the root's reduced slice */
         unsigned parity =
             root < 0 ? collie__win_exchange(comm, m * es) : collie__win_round(comm, m * es);
         unsigned char *mine = collie__win_slot(comm, me, parity);

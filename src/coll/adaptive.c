@@ -61,12 +61,13 @@
 /*
  * Per collective, adaptive's own descriptor and the algorithms it chooses
  * between: the window one it stands for (near), its single copy (direct),
- * and for an alltoall the pairwise exchange.  Looked up in the registry
- * once: the selector asks for them on every choice.
+ * and the window algorithm that costs less than near at some sizes
+ * (other: an alltoall's pairwise exchange, an allreduce's oneshot).  Looked
+ * up in the registry once: the selector asks for them on every choice.
  */
 struct branches {
     const struct collie__algo *self[COLLIE_COLL_COUNT], *near[COLLIE_COLL_COUNT],
-        *direct[COLLIE_COLL_COUNT], *pairwise;
+        *direct[COLLIE_COLL_COUNT], *other[COLLIE_COLL_COUNT];
 };
 static struct branches branches;
 static pthread_once_t branches_once = PTHREAD_ONCE_INIT;
@@ -83,7 +84,8 @@ static void find_branches(void)
             branches.direct[c] = collie__algo_find(c, "direct", 6);
         }
     }
-    branches.pairwise = collie__algo_find(COLLIE_COLL_ALLTOALL, "pairwise", 8);
+    branches.other[COLLIE_COLL_ALLTOALL] = collie__algo_find(COLLIE_COLL_ALLTOALL, "pairwise", 8);
+    branches.other[COLLIE_COLL_ALLREDUCE] = collie__algo_find(COLLIE_COLL_ALLREDUCE, "oneshot", 7);
 }
 
 static const struct branches *branches_found(void)
@@ -110,11 +112,10 @@ const struct collie__algo *collie__adaptive_direct(enum collie__coll coll)
 const struct collie__algo *collie__adaptive_window(const struct collie__machine *m,
                                                    enum collie__coll coll, size_t bytes)
 {
-    const struct collie__algo *near = collie__adaptive_near(coll),
-                              *pairwise = branches_found()->pairwise;
-    if (near && coll == COLLIE_COLL_ALLTOALL &&
-        pairwise->cost(m, (double)bytes, 1) < near->cost(m, (double)bytes, 1))
-        return pairwise;
+    const struct collie__algo *near = collie__adaptive_near(coll);
+    const struct collie__algo *other = near ? branches_found()->other[coll] : NULL;
+    if (other && other->cost(m, (double)bytes, 1) < near->cost(m, (double)bytes, 1))
+        return other;
     return near;
 }
 

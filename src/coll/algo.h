@@ -199,7 +199,8 @@ collie_status collie__direct_reduce_piece(collie_comm *comm, const struct collie
 unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece);
 /*
  * Adaptive (adaptive.c): a window algorithm (twoshot, staged; an alltoall's
- * pairwise exchange where the model prices it below staged) or
+ * pairwise exchange or an allreduce's oneshot where the model prices it
+ * below those) or
  * its single copy (direct), chosen in the call by local rank 0
  * (adaptive.c): it tells from how fast the ranks' CPUs hand each other a
  * cache line whether the host placed them near (sharing a cache) or far (a
@@ -222,10 +223,11 @@ const struct collie__algo *collie__adaptive_near(enum collie__coll coll);
 const struct collie__algo *collie__adaptive_direct(enum collie__coll coll);
 /*
  * The window algorithm it runs for a call of `bytes` where the CPUs share a
- * cache: its near one, or for an alltoall the pairwise exchange through the
- * pairs' rings where that costs less on m (measured at 2 ranks, 16 KiB-4
- * MiB: 1.2-1.6x ahead of staged and direct, but 1.8-2.5x behind direct
- * where the CPUs share no cache, which adaptive hedges).
+ * cache: its near one, or another where that costs less on m: for an
+ * alltoall the pairwise exchange through the pairs' rings (measured at 2
+ * ranks, 16 KiB-4 MiB: 1.2-1.6x ahead of staged and direct, but 1.8-2.5x
+ * behind direct where the CPUs share no cache, which adaptive hedges), for
+ * an allreduce oneshot (at 2 ranks up to about 48 KiB).
  */
 const struct collie__algo *collie__adaptive_window(const struct collie__machine *m,
                                                    enum collie__coll coll, size_t bytes);

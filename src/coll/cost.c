@@ -130,6 +130,34 @@ double collie__cost_reduction_beta(machine *m, double s)
                                    : collie__cost_resident_beta(m, s);
 }
 
+/*
+ * At exactly two ranks an exchange's slots change hands (collie__win_exchange):
+ * a rank writes lines its own core has just read, and only its reads of the
+ * peer's slot cross between the cores.  While its buffers (input and output)
+ * and the four slots it cycles through (two parities, two ranks) fit in its
+ * core's own cache, the call runs at that cache's pace, and what it pays
+ * beyond is each phase's first lines from the peer, which come one by one
+ * before the prefetchers follow.  Measured at 2 ranks near, forced oneshot
+ * and twoshot allreduce at 4-256 KiB: within 11% of every median, where the
+ * resident rate put both 1.1-1.5x slow from 64 KiB and twoshot (two phases,
+ * each reading half) 0.3-0.6 us fast at 16-32 KiB; and 512 KiB (3 MiB a
+ * core) at the resident rate again.
+ */
+int collie__cost_pair(machine *m, double s)
+{
+    double slot = s < (double)m->slot_bytes ? s : (double)m->slot_bytes;
+    return m->ranks_per_host == 2 && !collie__cost_crowded(m) && !m->far &&
+           2 * s + 4 * slot <= (double)m->host_core_cache_bytes;
+}
+
+double collie__cost_pair_move(machine *m, double user, double slot, int phases, double fresh)
+{
+    double ramp = fresh < (double)m->host_pair_ramp_bytes
+                      ? m->host_pair_ramp * fresh / (double)m->host_pair_ramp_bytes
+                      : m->host_pair_ramp;
+    return user / m->host_pair_beta + slot / m->host_cache_beta + phases * ramp;
+}
+
 /* Rounds of `bytes` through a slot. */
 double collie__cost_rounds(machine *m, double bytes)
 {

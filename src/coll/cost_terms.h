@@ -37,6 +37,18 @@ double collie__cost_alone(machine *m, double user_beta, double user, double slot
 double collie__cost_resident_beta(machine *m, double s);
 /* The same for a oneshot, where every rank reduces every rank's slot. */
 double collie__cost_reduction_beta(machine *m, double s);
+/*
+ * Whether an allreduce of s is an exchange of two ranks in one core's cache
+ * (shm.c's collie__win_exchange): two ranks near each other on cores of
+ * their own, whose buffers and slots fit in each core's own cache.
+ */
+int collie__cost_pair(machine *m, double s);
+/*
+ * Seconds of such an exchange that moves `user` bytes of the buffers and
+ * `slot` of the slots a rank, in `phases` phases that each read `fresh`
+ * bytes the peer has just written.
+ */
+double collie__cost_pair_move(machine *m, double user, double slot, int phases, double fresh);
 /* Rounds of `bytes` through a slot: at least one. */
 double collie__cost_rounds(machine *m, double bytes);
 /* The staged copies' rate of the user's buffers, for ranks that each hold `held` bytes. */

@@ -56,6 +56,18 @@
  * copies come close, `adaptive` times both in the call (select.c).
  */
 #define HOST_CACHE_BYTES (32u << 20)
+/*
+ * An exchange of two ranks (cost.c's collie__cost_pair): a core's own
+ * cache, and the rates fitted to 2 ranks' forced oneshot and twoshot
+ * allreduce at 4-256 KiB, near state, 3 rounds each: within 11% of every
+ * median, the two crossing at 53 KiB where they crossed at 52 measured
+ * (the resident rate had them cross at 8 KiB, both 1.1-1.5x slow from 64
+ * KiB).
+ */
+#define HOST_CORE_CACHE_BYTES (2u << 20)
+#define HOST_PAIR_BETA_BPS 48e9
+#define HOST_PAIR_RAMP_S 0.5e-6
+#define HOST_PAIR_RAMP_BYTES (10u << 10)
 #define HOST_ATTACH_BETA_BPS 11e9
 #define HOST_ATTACH_MEM_BETA_BPS 4.7e9
 #define HOST_ATTACH_CALL_S 1.4e-6
@@ -116,6 +128,14 @@ static const struct key {
       "(cross-memory attach), buffers in cache"),
     K(host_attach_mem_beta, "host_attach_memory_gbs", RATE, "the same, buffers in memory"),
     K(host_attach_call, "host_attach_call_us", MICROS, "one such copy's system call"),
+    K(host_core_cache_bytes, "host_core_cache_bytes", SIZE, "one core's own cache (L2)"),
+    K(host_pair_beta, "host_pair_gbs", RATE,
+      "GB/s one core reads or writes of the user's buffers in an exchange of two ranks "
+      "whose call fits in its own cache"),
+    K(host_pair_ramp, "host_pair_ramp_us", MICROS,
+      "added to each phase of such an exchange that reads lines the peer has just written, "
+      "for its first host_pair_ramp_bytes (in proportion for fewer)"),
+    K(host_pair_ramp_bytes, "host_pair_ramp_bytes", SIZE, "those first bytes"),
     K(host_far_sync, "host_far_sync_us", MICROS,
       "a sync of the host's ranks slower than this per peer: their CPUs share no cache"),
     K(host_far_cache_beta, "host_far_cache_gbs", RATE, "host_cache_gbs while they share none"),
@@ -150,6 +170,10 @@ void collie__machine_default_rates(struct collie__machine *m)
     m->host_attach_beta = HOST_ATTACH_BETA_BPS;
     m->host_attach_mem_beta = HOST_ATTACH_MEM_BETA_BPS;
     m->host_attach_call = HOST_ATTACH_CALL_S;
+    m->host_core_cache_bytes = HOST_CORE_CACHE_BYTES;
+    m->host_pair_beta = HOST_PAIR_BETA_BPS;
+    m->host_pair_ramp = HOST_PAIR_RAMP_S;
+    m->host_pair_ramp_bytes = HOST_PAIR_RAMP_BYTES;
     m->host_far_sync = HOST_FAR_SYNC_S;
     m->host_far_cache_beta = HOST_FAR_CACHE_BETA_BPS;
     m->far = 0; /* the rates of CPUs that share a cache; select.c costs the other placement */
@@ -184,6 +208,7 @@ static int set(struct collie__machine *m, const struct key *k, const char *value
                   k->offset == offsetof(struct collie__machine, hosts) ||
                   k->offset == offsetof(struct collie__machine, attach) ||
                   k->offset == offsetof(struct collie__machine, host_peer) ||
+                  k->offset == offsetof(struct collie__machine, host_pair_ramp) ||
                   k->offset == offsetof(struct collie__machine, shared_cores) ||
                   k->offset == offsetof(struct collie__machine, shared_tcp_beta) ||
                   k->offset == offsetof(struct collie__machine, shared_tcp_alpha);

@@ -95,6 +95,9 @@ static double oneshot_cost(machine *m, double s, enum shot shot)
         return collie__cost_sync(m) - m->host_alpha + m->host_carry;
     double n = m->ranks_per_host, b = collie__cost_reduction_beta(m, s),
            r = collie__cost_rounds(m, s);
+    /* two ranks: a round's one phase reads the peer's whole slot */
+    if (shot == EVERY_RANK && collie__cost_pair(m, s))
+        return r * collie__cost_sync(m) + collie__cost_pair_move(m, (2 + n) * s, s, (int)r, s / r);
     double together = shot == EVERY_RANK ? s : shot == ROOT_SYNCED ? s / r : 0, rest = s - together;
     /*
      * On a crowded host the others' next copies in share the cores with the root's reduce of

@@ -193,7 +193,8 @@ collie_status collie__select_check_forced(collie_comm *comm)
  *
  * First the choice on the rates alone: direct where `best` would take over
  * FAR_RISK times direct's time far apart, else `best`.  Where `best` is the
- * window adaptive stands for or direct, adaptive instead (the window or
+ * window adaptive stands for, the one it runs at this size
+ * (collie__adaptive_window) or direct, adaptive instead (the window or
  * direct as its probe finds the placement, and near, as it times them:
  * arms.c), where it adds under PROBE_SHARE to the choice on the rates
  * alone, in either of two cases:
@@ -223,7 +224,8 @@ static const struct collie__algo *placed(const struct collie__machine *m,
     far.far = 1;
     double s = (double)bytes, d = direct->cost(m, s, 1), best_far = best->cost(&far, s, 1);
     const struct collie__algo *fixed = best != direct && best_far > FAR_RISK * d ? direct : best;
-    if (best != direct && best != collie__adaptive_near(coll))
+    if (best != direct && best != collie__adaptive_near(coll) &&
+        best != collie__adaptive_window(m, coll, bytes))
         return fixed;
     double w = collie__adaptive_window_cost(m, coll, bytes);
     double learnt = adaptive->cost(m, s, 1);

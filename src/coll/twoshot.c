@@ -94,9 +94,13 @@ static collie_status reduce_twoshot(collie_comm *comm, const struct collie__op *
 static double twoshot_cost(machine *m, double s, int rooted)
 {
     double n = m->ranks_per_host, b = collie__cost_resident_beta(m, s);
+    double r = collie__cost_rounds(m, s);
+    /* two ranks: a round's two phases each read half a round from the peer (its copy, its sums) */
+    if (!rooted && collie__cost_pair(m, s))
+        return 2 * r * collie__cost_sync(m) +
+               collie__cost_pair_move(m, (3 - 1 / n) * s, 2 * s, 2 * (int)r, s / (2 * r));
     double out = rooted ? collie__cost_alone(m, b, s, s) : collie__cost_move(m, b, s, s);
-    return 2 * collie__cost_rounds(m, s) * collie__cost_sync(m) +
-           collie__cost_move(m, b, (2 - 1 / n) * s, s) + out;
+    return 2 * r * collie__cost_sync(m) + collie__cost_move(m, b, (2 - 1 / n) * s, s) + out;
 }
 
 static double allreduce_twoshot_cost(machine *m, double s, int degree)

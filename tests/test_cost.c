@@ -50,6 +50,9 @@ static struct collie__machine machine(int ranks, int hosts, int per_host, int co
                                     .host_attach_beta = 4e9,
                                     .host_attach_mem_beta = 2e9,
                                     .host_attach_call = 1e-6,
+                                    .host_core_cache_bytes = 1, /* no exchange of two fits */
+                                    .host_pair_beta = 1e9,
+                                    .host_pair_ramp_bytes = 1,
                                     .host_far_sync = 0.1e-6,
                                     .host_far_cache_beta = 0.5e9,
                                     .link_alpha = 10e-6,
@@ -73,6 +76,56 @@ static void expect_us(const struct collie__machine *m, enum collie__coll c, cons
     double got = cost_of(m, c, a, bytes, 1) * 1e6;
     CHECK(fabs(got - want_us) <= 1e-9 * fmax(1, want_us), "%s: %.9g us, want %.9g", what, got,
           want_us);
+}
+
+/*
+ * An allreduce's exchange of two ranks (cost.c's collie__cost_pair) while
+ * it fits in a core's own cache: its buffers at host_pair_beta, and each
+ * phase's first bytes from the peer at the ramp's.
+ */
+static void pair(void)
+{
+    struct collie__machine two = machine(2, 1, 2, 2);
+    two.host_core_cache_bytes = 6 << 20;
+    two.host_pair_beta = 2e9;
+    two.host_pair_ramp = 1e-6;
+    two.host_pair_ramp_bytes = 2000;
+    /* sync 1 + 4 x 1000 B at 2 GB/s + 1000 B of the slot at 2 GB/s + the ramp's 1000 of 2000 B */
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1 + 2 + 0.5 + 0.5, "pair oneshot");
+    /* 2 syncs + 2500 B + 2000 B of the slots + two phases that each read 500 B */
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 2 + 1.25 + 1 + 2 * 0.25,
+              "pair twoshot");
+    /* beyond the ramp's bytes a phase pays it whole: 1 + 8 + 2 + 1 and 2 + 5 + 4 + 2 x 1 */
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "oneshot", 4000, 12, "pair oneshot, the whole ramp");
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "twoshot", 4000, 13, "pair twoshot, the whole ramp");
+    /* 1 MiB through 256 KiB slots (3 MiB a core): four rounds, a sync and a ramp each */
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "oneshot", 1 << 20,
+              4 * 1 + 4 * 1048576 / 2e3 + 1048576 / 2e3 + 4 * 1, "pair oneshot, four rounds");
+    /* a reduce is no exchange (collie__win_round): the root alone, as without the pair */
+    struct collie__machine plain = machine(2, 1, 2, 2);
+    CHECK(cost_of(&two, COLLIE_COLL_REDUCE, "oneshot", 1000, 1) ==
+              cost_of(&plain, COLLIE_COLL_REDUCE, "oneshot", 1000, 1),
+          "a reduce's oneshot is priced as an exchange of two");
+    /* nor are 3 ranks, a crowded host, the far placement, or a call beyond the core's cache */
+    struct collie__machine three = machine(3, 1, 3, 3), crowded = machine(2, 1, 2, 1), far = two,
+                           spilled = two, three_plain = three, crowded_plain = crowded;
+    three.host_core_cache_bytes = crowded.host_core_cache_bytes = 6 << 20;
+    three.host_pair_beta = crowded.host_pair_beta = 2e9;
+    far.far = 1;
+    spilled.host_core_cache_bytes = 6 * 4000 - 1;
+    CHECK(cost_of(&three, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1) ==
+              cost_of(&three_plain, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1),
+          "3 ranks priced as an exchange of two");
+    CHECK(cost_of(&crowded, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1) ==
+              cost_of(&crowded_plain, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1),
+          "2 ranks on one core priced as an exchange of two");
+    plain.far = 1;
+    CHECK(cost_of(&far, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 1) ==
+              cost_of(&plain, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 1),
+          "the far placement priced as an exchange of two");
+    /* 2 x 4000 B of buffers + 4 slots of 4000 B: one byte over; sync 1 + 16 + 2 at memory's rate */
+    expect_us(&spilled, COLLIE_COLL_ALLREDUCE, "oneshot", 4000, 1 + 16 + 2,
+              "an exchange of two beyond the core's cache");
 }
 
 static void hand_computed(void)
@@ -531,16 +584,16 @@ static void choice(void)
      * The library's own rates, 2 ranks on 2 cores (docs/NOTES.md, *Reduce
      * at 2 ranks*, *Timed in the call*): the root reducing alone in oneshot
      * up to 256 KiB (21 us, direct 41); from 1 MiB adaptive, which hedges the
-     * placement and times oneshot against direct.  The allreduce's twoshot
-     * at 16 KiB (2.2 us against oneshot's 3.2-4.4 with the CPUs near, level
-     * far), adaptive from 64 KiB.
+     * placement and times oneshot against direct.  The allreduce's oneshot
+     * at 16 KiB (2.5 us against twoshot's 2.7; measured 2.4-2.6 against
+     * 3.1), adaptive from 64 KiB.
      */
     struct collie__machine own = machine(2, 1, 2, 2);
     collie__machine_default_rates(&own);
     static const struct {
         size_t bytes;
         const char *reduce, *allreduce;
-    } want[] = {{16384, "oneshot", "twoshot"},     {65536, "oneshot", "adaptive"},
+    } want[] = {{16384, "oneshot", "oneshot"},     {65536, "oneshot", "adaptive"},
                 {262144, "oneshot", "adaptive"},   {1 << 20, "adaptive", "adaptive"},
                 {4 << 20, "adaptive", "adaptive"}, {64 << 20, "adaptive", "adaptive"}};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
@@ -550,6 +603,19 @@ static void choice(void)
         snprintf(what, sizeof what, "allreduce of %zu bytes on 2 ranks", want[k].bytes);
         expect_choice(&own, COLLIE_COLL_ALLREDUCE, want[k].bytes, want[k].allreduce, what);
     }
+    /*
+     * With the single copy's call this Xeon measures (0.43 us), direct is
+     * close enough that a window of 16 KiB risks over 2.5x its time far
+     * apart: adaptive, whose window there is oneshot (measured 2.1-2.2 us at
+     * 11 KB against twoshot's 2.5-2.6 within adaptive), twoshot from 128 KiB.
+     */
+    struct collie__machine xeon = own;
+    xeon.host_attach_call = 0.43e-6;
+    expect_choice(&xeon, COLLIE_COLL_ALLREDUCE, 16384, "adaptive", "2 ranks' 16 KiB, a fast call");
+    CHECK(!strcmp(collie__adaptive_window(&xeon, COLLIE_COLL_ALLREDUCE, 16384)->name, "oneshot"),
+          "adaptive's window at 16 KiB on 2 ranks is not oneshot");
+    CHECK(!strcmp(collie__adaptive_window(&xeon, COLLIE_COLL_ALLREDUCE, 131072)->name, "twoshot"),
+          "adaptive's window at 128 KiB on 2 ranks is not twoshot");
     /*
      * An allgather of 8 KiB blocks there: staged 2.38 us, direct 3.83,
      * adaptive 3.22, over 30% (PROBE_SHARE) above staged: staged, though
@@ -692,6 +758,7 @@ static void error_feedback(void)
 int main(void)
 {
     hand_computed();
+    pair();
     error_feedback();
     choice();
     description();

@@ -41,9 +41,12 @@ static collie_status allgather_staged(collie_comm *comm, const struct collie__op
 static double allgather_staged_cost(machine *m, double s, int degree)
 {
     (void)degree;
-    double n = m->ranks_per_host, held = (1 + n) * s;
-    return collie__cost_rounds(m, s) * collie__cost_sync(m) +
-           collie__cost_move(m, collie__cost_blocks_beta(m, held), held, held);
+    double n = m->ranks_per_host, held = (1 + n) * s,
+           syncs = collie__cost_rounds(m, s) * collie__cost_sync(m);
+    /* two ranks: our block staged, it and the peer's copied out */
+    if (collie__cost_pair_copies(m, held))
+        return syncs + collie__cost_pair_copy(m, 3 * s);
+    return syncs + collie__cost_move(m, collie__cost_blocks_beta(m, held), held, held);
 }
 
 const struct collie__algo collie__algo_allgather_staged = {

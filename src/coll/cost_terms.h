@@ -55,6 +55,10 @@ double collie__cost_rounds(machine *m, double bytes);
 double collie__cost_staged_beta(machine *m, double held);
 /* The same for allgather's and reduce_scatter's copies. */
 double collie__cost_blocks_beta(machine *m, double held);
+/* Whether two ranks' staged copies, `held` bytes of buffers a rank, run at the pair's rate. */
+int collie__cost_pair_copies(machine *m, double held);
+/* Seconds of such copies, `copied` bytes a rank. */
+double collie__cost_pair_copy(machine *m, double copied);
 
 /* ---- within a host: copies between ranks' memory (shm.h's attach) ---- */
 

@@ -126,6 +126,37 @@ static void pair(void)
     /* 2 x 4000 B of buffers + 4 slots of 4000 B: one byte over; sync 1 + 16 + 2 at memory's rate */
     expect_us(&spilled, COLLIE_COLL_ALLREDUCE, "oneshot", 4000, 1 + 16 + 2,
               "an exchange of two beyond the core's cache");
+
+    /*
+     * Two ranks' staged copies, 1000 B blocks: a sync + 3000 B copied at 2 GB/s, no ramp, and
+     * beyond a core's own cache too while the host's holds both ranks' buffers.
+     */
+    expect_us(&two, COLLIE_COLL_ALLGATHER, "staged", 1000, 1 + 1.5, "pair staged allgather");
+    expect_us(&two, COLLIE_COLL_ALLTOALL, "staged", 1000, 1 + 1.5, "pair staged alltoall");
+    expect_us(&spilled, COLLIE_COLL_ALLTOALL, "staged", 4000, 1 + 6, "pair copies, a core spilled");
+    /* 1 MiB blocks through 256 KiB slots in a host's cache of 64 MiB: 8 rounds, 3 MiB copied */
+    struct collie__machine roomy = two;
+    roomy.host_cache_bytes = 64 << 20;
+    expect_us(&roomy, COLLIE_COLL_ALLTOALL, "staged", 1 << 20, 8 * 1 + 3 * 1048576 / 2e3,
+              "pair copies, eight rounds");
+    struct collie__machine copies_far = two, copies_spilled = two,
+                           plain_spilled = machine(2, 1, 2, 2);
+    copies_far.far = 1; /* plain.far is set above */
+    CHECK(cost_of(&copies_far, COLLIE_COLL_ALLGATHER, "staged", 1000, 1) ==
+              cost_of(&plain, COLLIE_COLL_ALLGATHER, "staged", 1000, 1),
+          "the far placement's copies priced as a pair's");
+    CHECK(cost_of(&three, COLLIE_COLL_ALLTOALL, "staged", 1000, 1) ==
+              cost_of(&three_plain, COLLIE_COLL_ALLTOALL, "staged", 1000, 1),
+          "3 ranks' copies priced as a pair's");
+    CHECK(cost_of(&crowded, COLLIE_COLL_ALLGATHER, "staged", 1000, 1) ==
+              cost_of(&crowded_plain, COLLIE_COLL_ALLGATHER, "staged", 1000, 1),
+          "2 ranks on one core: copies priced as a pair's");
+    /* both ranks' 4 x 1000 B of buffers and 4 slots, doubled, one byte over the host's cache */
+    copies_spilled.host_cache_bytes = plain_spilled.host_cache_bytes =
+        2 * (8000 + 4 * SLOT_BYTES) - 1;
+    CHECK(cost_of(&copies_spilled, COLLIE_COLL_ALLTOALL, "staged", 1000, 1) ==
+              cost_of(&plain_spilled, COLLIE_COLL_ALLTOALL, "staged", 1000, 1),
+          "copies beyond the host's cache priced as a pair's");
 }
 
 static void hand_computed(void)
@@ -300,8 +331,12 @@ static void hand_computed(void)
     expect_us(&crowd, COLLIE_COLL_ALLGATHER, "staged", 1000, 5 + 2 * (5 + 2.5),
               "a crowded host's staged allgather: memory's rate");
     /* where the ranks fit on the cores, allgather's and reduce_scatter's copies are resident:
-     * a sync + 3000 B at 4 GB/s and 3000 (allgather) or 4000 (reduce_scatter) of slots at 2 */
-    expect_us(&fast, COLLIE_COLL_ALLGATHER, "staged", 1000, 1 + 0.75 + 1.5,
+     * a sync + 4000 B at 4 GB/s and 4000 of slots at 2 (allgather of 3 ranks; 2 are a pair),
+     * or 3000 B and 4000 (reduce_scatter of 2) */
+    struct collie__machine fast3 = machine(3, 1, 3, 3);
+    fast3.host_resident_beta = 4e9;
+    fast3.host_alone_gain = 2;
+    expect_us(&fast3, COLLIE_COLL_ALLGATHER, "staged", 1000, 1 + 1 + 2,
               "staged allgather, resident");
     expect_us(&fast, COLLIE_COLL_REDUCE_SCATTER, "staged", 1000, 1 + 0.75 + 2,
               "staged reduce_scatter, resident");
@@ -617,28 +652,29 @@ static void choice(void)
     CHECK(!strcmp(collie__adaptive_window(&xeon, COLLIE_COLL_ALLREDUCE, 131072)->name, "twoshot"),
           "adaptive's window at 128 KiB on 2 ranks is not twoshot");
     /*
-     * An allgather of 8 KiB blocks there: staged 2.38 us, direct 3.83,
-     * adaptive 3.22, over 30% (PROBE_SHARE) above staged: staged, though
-     * it would hedge the placement.  Of 32 KiB (8.70, 9.46, 9.54): adaptive.
+     * An allgather of 32 KiB blocks there: staged 2.33 us, direct 9.46,
+     * adaptive 3.17, over 30% (PROBE_SHARE) above staged: staged, though
+     * it would hedge the placement.  Of 128 KiB (8.47, 31.9, 9.31): adaptive.
      */
-    expect_choice(&own, COLLIE_COLL_ALLGATHER, 8192, "staged",
+    expect_choice(&own, COLLIE_COLL_ALLGATHER, 32768, "staged",
                   "staged where adaptive would add over 30%");
-    expect_choice(&own, COLLIE_COLL_ALLGATHER, 32768, "adaptive",
+    expect_choice(&own, COLLIE_COLL_ALLGATHER, 131072, "adaptive",
                   "adaptive where it adds under 30%");
     /*
      * Alltoall of 2 ranks at the library's rates: staged up to 8 KiB blocks,
-     * then adaptive, where staged's copies at the cache's rate come within
-     * 1.6x of direct; never pairwise, which costs less than either from 8
-     * KiB to 2 MiB, but is not offered on one host (select.c: 2.2-2.5x
-     * slower than direct where the CPUs share no cache).
+     * then adaptive, which hedges staged's copies against the placement
+     * where the CPUs share no cache (over 2.5x direct's time there), and
+     * whose window is staged: pairwise's exchange, not offered on one host
+     * (select.c), costs more (measured at 32 KiB blocks near, adaptive took
+     * 2.4 us with staged's window, 5.1-5.7 with pairwise's).
      */
     expect_choice(&own, COLLIE_COLL_ALLTOALL, 8192, "staged", "2 ranks' small alltoall");
-    for (size_t bytes = 32768; bytes <= (32u << 20); bytes *= 4)
+    for (size_t bytes = 32768; bytes <= (32u << 20); bytes *= 4) {
         expect_choice(&own, COLLIE_COLL_ALLTOALL, bytes, "adaptive",
                       "2 ranks' alltoall from 32 KiB blocks");
-    CHECK(cost_of(&own, COLLIE_COLL_ALLTOALL, "pairwise", 1u << 20, 1) <
-              cost_of(&own, COLLIE_COLL_ALLTOALL, "staged", 1u << 20, 1),
-          "pairwise, not offered, costs less than staged at 1 MiB blocks");
+        CHECK(!strcmp(collie__adaptive_window(&own, COLLIE_COLL_ALLTOALL, bytes)->name, "staged"),
+              "adaptive's window for 2 ranks' alltoall of %zu B blocks is not staged", bytes);
+    }
 }
 
 static char *text_of(const struct collie__machine *m)

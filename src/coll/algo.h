@@ -224,10 +224,11 @@ const struct collie__algo *collie__adaptive_direct(enum collie__coll coll);
 /*
  * The window algorithm it runs for a call of `bytes` where the CPUs share a
  * cache: its near one, or another where that costs less on m: for an
- * alltoall the pairwise exchange through the pairs' rings (measured at 2
- * ranks, 16 KiB-4 MiB: 1.2-1.6x ahead of staged and direct, but 1.8-2.5x
- * behind direct where the CPUs share no cache, which adaptive hedges), for
- * an allreduce oneshot (at 2 ranks up to about 48 KiB).
+ * alltoall the pairwise exchange through the pairs' rings (with 3 or 4
+ * ranks on cores of their own; at 2, staged's copies led it 1.8-2.7x at
+ * 16-256 KiB; where the CPUs share no cache it fell 1.8-2.5x behind
+ * direct, which adaptive hedges), for an allreduce oneshot (at 2 ranks up
+ * to about 48 KiB).
  */
 const struct collie__algo *collie__adaptive_window(const struct collie__machine *m,
                                                    enum collie__coll coll, size_t bytes);

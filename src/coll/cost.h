@@ -69,7 +69,7 @@ struct collie__machine {
     double shared_tcp_alpha;     /* one message's CPU time on one of them (0: link_alpha) */
     double int8_code_beta;       /* bytes of float32 per second one rank's INT8 error-feedback */
     double sign_code_beta;       /* ... and SIGN codes handle in a call (cost_ef.c) */
-    /* An allreduce of two ranks within a core's own cache (collie__cost_pair): */
+    /* Two ranks' exchange (cost.c): an allreduce in a core's own cache, staged copies: */
     size_t host_core_cache_bytes; /* one core's own cache (L2) */
     double host_pair_beta;        /* the rate of the user's buffers a core reads or writes */
     double host_pair_ramp;        /* what a phase adds to read the first host_pair_ramp_bytes */

@@ -62,7 +62,8 @@
  * allreduce at 4-256 KiB, near state, 3 rounds each: within 11% of every
  * median, the two crossing at 53 KiB where they crossed at 52 measured
  * (the resident rate had them cross at 8 KiB, both 1.1-1.5x slow from 64
- * KiB).
+ * KiB); the pair's rate also prices two ranks' staged copies, within 12% of
+ * forced staged allgather and alltoall from 32 KiB to 4 MiB.
  */
 #define HOST_CORE_CACHE_BYTES (2u << 20)
 #define HOST_PAIR_BETA_BPS 48e9
@@ -131,7 +132,8 @@ static const struct key {
     K(host_core_cache_bytes, "host_core_cache_bytes", SIZE, "one core's own cache (L2)"),
     K(host_pair_beta, "host_pair_gbs", RATE,
       "GB/s one core reads or writes of the user's buffers in an exchange of two ranks "
-      "whose call fits in its own cache"),
+      "whose call fits in its own cache, and copies in two ranks' staged allgather and "
+      "alltoall"),
     K(host_pair_ramp, "host_pair_ramp_us", MICROS,
       "added to each phase of such an exchange that reads lines the peer has just written, "
       "for its first host_pair_ramp_bytes (in proportion for fewer)"),

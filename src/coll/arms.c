@@ -35,7 +35,7 @@ uint32_t collie__arms_estimate(const struct collie__arms *a, int arm)
 int collie__arms_next(struct collie__arms *a, int *timed)
 {
     *timed = 1;
-    if (a->kept[0] < 2 || a->kept[1] < 2)
+    if (a->kept[0] < COLLIE__ARM_SAMPLES || a->kept[1] < COLLIE__ARM_SAMPLES)
         return a->kept[1] < a->kept[0];
     int winner = collie__arms_estimate(a, 1) < collie__arms_estimate(a, 0);
     if (!a->gap || winner != a->winner) {

@@ -30,16 +30,19 @@ struct collie__arms {
 };
 
 /*
- * The arm the next call runs: each twice at first (alternating: 0, 1, 0, 1,
- * so that neither alone pays a size's first touch), then the faster by its
- * fastest kept timing, except that every `gap` calls the slower runs once
- * more, gap doubling from COLLIE__ARM_GAP_MIN to COLLIE__ARM_GAP_MAX while
- * the winner holds and starting over when it changes.  *timed says whether
- * the call is to be timed (and recorded): every call but a settled
- * winner's, whose first COLLIE__ARM_SAMPLES calls after it wins are timed
- * and then one in COLLIE__ARM_TIME_EVERY.  A timing costs its user a
- * closing sync (adaptive.c), which is why not every call has one.  Updates
- * the schedule.
+ * The arm the next call runs: each COLLIE__ARM_SAMPLES times at first,
+ * alternating (0, 1, 0, 1, 0, 1), so that neither alone pays a size's first
+ * calls and each estimate holds a warm timing (measured at 2 ranks, 584 KB:
+ * the window's first two calls took 1,104 and 706 us, its third 78, and it
+ * settled at 53; with two timings each, direct won at 134 and ran the next
+ * eight calls); then the faster by its fastest kept timing, except that
+ * every `gap` calls the slower runs once more, gap doubling from
+ * COLLIE__ARM_GAP_MIN to COLLIE__ARM_GAP_MAX while the winner holds and
+ * starting over when it changes.  *timed says whether the call is to be
+ * timed (and recorded): every call but a settled winner's, whose first
+ * COLLIE__ARM_SAMPLES calls after it wins are timed and then one in
+ * COLLIE__ARM_TIME_EVERY.  A timing costs its user a closing sync
+ * (adaptive.c), which is why not every call has one.  Updates the schedule.
  */
 int collie__arms_next(struct collie__arms *a, int *timed);
 /* Keeps a timing of `arm` (0 or 1), replacing its oldest beyond COLLIE__ARM_SAMPLES. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_arms.c - the learner behind adaptive (src/coll/arms.c) on timings
- * made up to the nanosecond: each arm twice first, the faster after, the
+ * made up to the nanosecond: each arm three times first, the faster after, the
  * slower re-timed on a doubling gap, a settled winner timed one call in
  * COLLIE__ARM_TIME_EVERY, a preempted call that changes nothing, and a
  * change of state followed both ways.
@@ -33,19 +33,28 @@ static void run(struct collie__arms *a, int calls, const unsigned ns[2], int run
 int main(void)
 {
     struct collie__arms a = {0};
-    /* each arm twice, alternating, before any choice */
-    int first[4];
-    for (int c = 0; c < 4; c++) {
+    /*
+     * Each arm three times, alternating, before any choice: arm 0's first
+     * two calls are cold (1000 ns, slower than arm 1's 100), its third warm.
+     */
+    int first[2 * COLLIE__ARM_SAMPLES];
+    const unsigned warming[2 * COLLIE__ARM_SAMPLES] = {1000, 100, 1000, 100, 50, 100};
+    for (int c = 0; c < 2 * COLLIE__ARM_SAMPLES; c++) {
         int timed;
         first[c] = collie__arms_next(&a, &timed);
-        CHECK(timed, "call %d of the first four not timed", c);
-        collie__arms_record(&a, first[c], first[c] ? 100 : 300);
+        CHECK(timed, "call %d of the first six not timed", c);
+        CHECK(first[c] == c % 2, "call %d of the first six ran arm %d, not %d", c, first[c], c % 2);
+        collie__arms_record(&a, first[c], warming[c]);
     }
-    CHECK(first[0] == 0 && first[1] == 1 && first[2] == 0 && first[3] == 1,
-          "first four calls ran %d %d %d %d, not 0 1 0 1", first[0], first[1], first[2], first[3]);
-    CHECK(collie__arms_estimate(&a, 0) == 300 && collie__arms_estimate(&a, 1) == 100,
-          "estimates %u and %u after two timings each", collie__arms_estimate(&a, 0),
+    CHECK(collie__arms_estimate(&a, 0) == 50 && collie__arms_estimate(&a, 1) == 100,
+          "estimates %u and %u after three timings each", collie__arms_estimate(&a, 0),
           collie__arms_estimate(&a, 1));
+    int timed;
+    CHECK(collie__arms_next(&a, &timed) == 0, "the warm arm 0 did not win");
+
+    /* Then arm 0 slows to 300 (its timings replaced): arm 1 wins, its schedule starts over. */
+    for (int k = 0; k < COLLIE__ARM_SAMPLES; k++)
+        collie__arms_record(&a, 0, 300);
 
     /*
      * Arm 1 faster: the gap between re-timings of arm 0 runs 8, 16, 32,

@@ -78,6 +78,13 @@ static void expect_us(const struct collie__machine *m, enum collie__coll c, cons
           want_us);
 }
 
+/* Fails with `what` unless both machines price algorithm `a` of c at `bytes` alike. */
+static void expect_same(const struct collie__machine *m, const struct collie__machine *plain,
+                        enum collie__coll c, const char *a, size_t bytes, const char *what)
+{
+    CHECK(cost_of(m, c, a, bytes, 1) == cost_of(plain, c, a, bytes, 1), "%s", what);
+}
+
 /*
  * An allreduce's exchange of two ranks (cost.c's collie__cost_pair) while
  * it fits in a core's own cache: its buffers at host_pair_beta, and each
@@ -103,9 +110,8 @@ static void pair(void)
               4 * 1 + 4 * 1048576 / 2e3 + 1048576 / 2e3 + 4 * 1, "pair oneshot, four rounds");
     /* a reduce is no exchange (collie__win_round): the root alone, as without the pair */
     struct collie__machine plain = machine(2, 1, 2, 2);
-    CHECK(cost_of(&two, COLLIE_COLL_REDUCE, "oneshot", 1000, 1) ==
-              cost_of(&plain, COLLIE_COLL_REDUCE, "oneshot", 1000, 1),
-          "a reduce's oneshot is priced as an exchange of two");
+    expect_same(&two, &plain, COLLIE_COLL_REDUCE, "oneshot", 1000,
+                "a reduce's oneshot is priced as an exchange of two");
     /* nor are 3 ranks, a crowded host, the far placement, or a call beyond the core's cache */
     struct collie__machine three = machine(3, 1, 3, 3), crowded = machine(2, 1, 2, 1), far = two,
                            spilled = two, three_plain = three, crowded_plain = crowded;
@@ -113,16 +119,13 @@ static void pair(void)
     three.host_pair_beta = crowded.host_pair_beta = 2e9;
     far.far = 1;
     spilled.host_core_cache_bytes = 6 * 4000 - 1;
-    CHECK(cost_of(&three, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1) ==
-              cost_of(&three_plain, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1),
-          "3 ranks priced as an exchange of two");
-    CHECK(cost_of(&crowded, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1) ==
-              cost_of(&crowded_plain, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1),
-          "2 ranks on one core priced as an exchange of two");
+    expect_same(&three, &three_plain, COLLIE_COLL_ALLREDUCE, "oneshot", 1000,
+                "3 ranks priced as an exchange of two");
+    expect_same(&crowded, &crowded_plain, COLLIE_COLL_ALLREDUCE, "oneshot", 1000,
+                "2 ranks on one core priced as an exchange of two");
     plain.far = 1;
-    CHECK(cost_of(&far, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 1) ==
-              cost_of(&plain, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 1),
-          "the far placement priced as an exchange of two");
+    expect_same(&far, &plain, COLLIE_COLL_ALLREDUCE, "twoshot", 1000,
+                "the far placement priced as an exchange of two");
     /* 2 x 4000 B of buffers + 4 slots of 4000 B: one byte over; sync 1 + 16 + 2 at memory's rate */
     expect_us(&spilled, COLLIE_COLL_ALLREDUCE, "oneshot", 4000, 1 + 16 + 2,
               "an exchange of two beyond the core's cache");
@@ -142,21 +145,17 @@ static void pair(void)
     struct collie__machine copies_far = two, copies_spilled = two,
                            plain_spilled = machine(2, 1, 2, 2);
     copies_far.far = 1; /* plain.far is set above */
-    CHECK(cost_of(&copies_far, COLLIE_COLL_ALLGATHER, "staged", 1000, 1) ==
-              cost_of(&plain, COLLIE_COLL_ALLGATHER, "staged", 1000, 1),
-          "the far placement's copies priced as a pair's");
-    CHECK(cost_of(&three, COLLIE_COLL_ALLTOALL, "staged", 1000, 1) ==
-              cost_of(&three_plain, COLLIE_COLL_ALLTOALL, "staged", 1000, 1),
-          "3 ranks' copies priced as a pair's");
-    CHECK(cost_of(&crowded, COLLIE_COLL_ALLGATHER, "staged", 1000, 1) ==
-              cost_of(&crowded_plain, COLLIE_COLL_ALLGATHER, "staged", 1000, 1),
-          "2 ranks on one core: copies priced as a pair's");
+    expect_same(&copies_far, &plain, COLLIE_COLL_ALLGATHER, "staged", 1000,
+                "the far placement's copies priced as a pair's");
+    expect_same(&three, &three_plain, COLLIE_COLL_ALLTOALL, "staged", 1000,
+                "3 ranks' copies priced as a pair's");
+    expect_same(&crowded, &crowded_plain, COLLIE_COLL_ALLGATHER, "staged", 1000,
+                "2 ranks on one core: copies priced as a pair's");
     /* both ranks' 4 x 1000 B of buffers and 4 slots, doubled, one byte over the host's cache */
     copies_spilled.host_cache_bytes = plain_spilled.host_cache_bytes =
         2 * (8000 + 4 * SLOT_BYTES) - 1;
-    CHECK(cost_of(&copies_spilled, COLLIE_COLL_ALLTOALL, "staged", 1000, 1) ==
-              cost_of(&plain_spilled, COLLIE_COLL_ALLTOALL, "staged", 1000, 1),
-          "copies beyond the host's cache priced as a pair's");
+    expect_same(&copies_spilled, &plain_spilled, COLLIE_COLL_ALLTOALL, "staged", 1000,
+                "copies beyond the host's cache priced as a pair's");
 }
 
 static void hand_computed(void)

@@ -284,10 +284,13 @@ double collie__cost_blocks_beta(machine *m, double held)
  * change hands as in collie__cost_pair: each byte a rank copies, into its
  * slot, to its output and out of the peer's slot, at the pair's rate, with
  * no ramp, as a copy's loads wait on no arithmetic.  Unlike a reduction's,
- * they keep that pace beyond a core's own cache, while the host's holds both
- * ranks' buffers.  Measured at 2 ranks near, forced staged allgather and
- * alltoall of 16 KiB-4 MiB: within 12% of every median from 32 KiB, where
- * the staged rate put them 2.3-3.3x slow and pairwise's exchange ahead.
+ * they keep that pace beyond a core's own cache: priced so while the host's
+ * buffers and slots fit in half its cache, as the resident rate is (an
+ * allgather of 4 MiB, an alltoall of 2; both ran so to 4 MiB).  Measured at
+ * 2 ranks near, forced staged allgather and alltoall of 16 KiB-4 MiB:
+ * within 12% of every median so priced from 64 KiB (16-32 KiB: up to 23%
+ * high), where the staged rate put them 2.3-3.3x slow and pairwise's
+ * exchange ahead.
  */
 int collie__cost_pair_copies(machine *m, double held)
 {

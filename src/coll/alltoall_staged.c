@@ -44,12 +44,12 @@ static collie_status alltoall_staged(collie_comm *comm, const struct collie__op 
 static double alltoall_staged_cost(machine *m, double s, int degree)
 {
     (void)degree;
-    double n = m->ranks_per_host, syncs = collie__cost_rounds(m, n * s) * collie__cost_sync(m);
+    double n = m->ranks_per_host, held = 2 * n * s,
+           syncs = collie__cost_rounds(m, n * s) * collie__cost_sync(m);
     /* two ranks: the peer's block staged, ours and its copied out */
-    if (collie__cost_pair_copies(m, 2 * n * s))
+    if (collie__cost_pair_copies(m, held))
         return syncs + collie__cost_pair_copy(m, 3 * s);
-    return syncs +
-           collie__cost_move(m, collie__cost_staged_beta(m, 2 * n * s), 2 * n * s, 2 * n * s);
+    return syncs + collie__cost_move(m, collie__cost_staged_beta(m, held), held, held);
 }
 
 const struct collie__algo collie__algo_alltoall_staged = {

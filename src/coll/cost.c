@@ -143,11 +143,16 @@ double collie__cost_reduction_beta(machine *m, double s)
  * each reading half) 0.3-0.6 us fast at 16-32 KiB; and 512 KiB (3 MiB a
  * core) at the resident rate again.
  */
+/* Two ranks near each other on cores of their own: their slots change hands each round. */
+static int two_near(machine *m)
+{
+    return m->ranks_per_host == 2 && !collie__cost_crowded(m) && !m->far;
+}
+
 int collie__cost_pair(machine *m, double s)
 {
     double slot = s < (double)m->slot_bytes ? s : (double)m->slot_bytes;
-    return m->ranks_per_host == 2 && !collie__cost_crowded(m) && !m->far &&
-           2 * s + 4 * slot <= (double)m->host_core_cache_bytes;
+    return two_near(m) && 2 * s + 4 * slot <= (double)m->host_core_cache_bytes;
 }
 
 double collie__cost_pair_move(machine *m, double user, double slot, int phases, double fresh)
@@ -294,8 +299,7 @@ double collie__cost_blocks_beta(machine *m, double held)
  */
 int collie__cost_pair_copies(machine *m, double held)
 {
-    return m->ranks_per_host == 2 && !collie__cost_crowded(m) && !m->far &&
-           fits_cache(m, held * m->ranks_per_host);
+    return two_near(m) && fits_cache(m, held * m->ranks_per_host);
 }
 
 double collie__cost_pair_copy(machine *m, double copied) { return copied / m->host_pair_beta; }

@@ -63,7 +63,7 @@
  * median, the two crossing at 53 KiB where they crossed at 52 measured
  * (the resident rate had them cross at 8 KiB, both 1.1-1.5x slow from 64
  * KiB); the pair's rate also prices two ranks' staged copies, within 12% of
- * forced staged allgather and alltoall from 32 KiB to 4 MiB.
+ * forced staged allgather and alltoall from 64 KiB to 4 MiB.
  */
 #define HOST_CORE_CACHE_BYTES (2u << 20)
 #define HOST_PAIR_BETA_BPS 48e9

@@ -5,11 +5,12 @@
  *
  * Per round, rank r owns slice r of the chunk: it copies the other slices of
  * its input into its slot (sync); it reduces slice r of every peer's slot
- * with slice r of its own input, in rank order, into slice r of its slot and
- * copies that into its output (sync); every receiving rank copies the other
- * reduced slices out.  A rank's own slice never passes through the window:
- * of the 5.5 chunk's worth of reads and writes that staging the whole chunk
- * costs a rank at 2 ranks, 4.5 remain.  All ranks reduce at once, each
+ * with slice r of its own input, in rank order, into slice r of its slot and,
+ * from the same block in L1, into its output (sync); every receiving rank
+ * copies the other reduced slices out.  A rank's own slice never passes
+ * through the window, nor is its sum read back: of the 5.5 chunk's worth of
+ * reads and writes that staging the whole chunk and copying every slice out
+ * costs a rank at 2 ranks, 4 remain.  All ranks reduce at once, each
  * reads every byte once, and the chunk is sized to stay in cache, so the
  * user's buffers are the only DRAM traffic: input read once, output
  * written once.
@@ -50,9 +51,11 @@ static collie_status twoshot(collie_comm *comm, const struct collie__op *op, int
         for (int r = 0; r < n; r++)
             srcs[r] = r == me ? in + lo * es
                               : (const unsigned char *)collie__win_slot(comm, r, parity) + lo * es;
-        collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, op->op, comm->size, 0);
         if (receives)
-            collie__copy_out(op, recv + (off + lo) * es, mine + lo * es, (hi - lo) * es);
+            collie__reduce_twice(mine + lo * es, recv + (off + lo) * es, op->stream_out, srcs, n,
+                                 hi - lo, op->dtype, op->op, comm->size);
+        else
+            collie__reduce(mine + lo * es, srcs, n, hi - lo, op->dtype, op->op, comm->size, 0);
         collie__count_sent(comm, COLLIE_LANE_COLL,
                            collie__other_receivers(comm, root) * (hi - lo) * es);
         st = collie__win_sync(comm);
@@ -89,7 +92,9 @@ static collie_status reduce_twoshot(collie_comm *comm, const struct collie__op *
  * crowded host too (measured at 4 and 8 ranks on 2 cores, 256 KiB: 84-94
  * and 183-238 us, where memory's rate said 140-202 and 285-409, when the
  * whole chunk was staged; not staging the own slice took 1 MiB at 2 ranks
- * from 154-161 to 116-117 us, a rank moving 4.5 chunks where it moved 5.5).
+ * from 154-161 to 116-117 us, a rank moving 4.5 chunks where it moved 5.5;
+ * storing the sum into the output from the reduce's block, 4 chunks, took it
+ * from 71-74 to 60-63 us).
  */
 static double twoshot_cost(machine *m, double s, int rooted)
 {
@@ -98,8 +103,10 @@ static double twoshot_cost(machine *m, double s, int rooted)
     /* two ranks: a round's two phases each read half a round from the peer (its copy, its sums) */
     if (!rooted && collie__cost_pair(m, s))
         return 2 * r * collie__cost_sync(m) +
-               collie__cost_pair_move(m, (3 - 1 / n) * s, 2 * s, 2 * (int)r, s / (2 * r));
-    double out = rooted ? collie__cost_alone(m, b, s, s) : collie__cost_move(m, b, s, s);
+               collie__cost_pair_move(m, (3 - 1 / n) * s, (2 - 1 / n) * s, 2 * (int)r, s / (2 * r));
+    /* the copy out: the peers' slices from the slots, the own one stored from the reduce's block */
+    double peers = (1 - 1 / n) * s;
+    double out = rooted ? collie__cost_alone(m, b, s, peers) : collie__cost_move(m, b, s, peers);
     return 2 * r * collie__cost_sync(m) + collie__cost_move(m, b, (2 - 1 / n) * s, s) + out;
 }
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../core/op.h"
 #include "copy.h"
 #include "half.h"
 #include "stream.h"
@@ -72,7 +73,8 @@ static void store(void *dst, const void *block, size_t bytes, int stream)
 
 #define DEFINE_NATIVE(NAME, T, W)                                                                  \
     DEFINE_COMBINE(NAME, T, W)                                                                     \
-    KERNEL static void reduce_##NAME(void *dst, const void *const *srcs, int nsrc, size_t count,   \
+    KERNEL static void reduce_##NAME(void *dst, void *copy, int copy_stream,                       \
+                                     const void *const *srcs, int nsrc, size_t count,              \
                                      collie_op op, int divisor, int stream)                        \
     {                                                                                              \
         T acc[BLOCK];                                                                              \
@@ -84,6 +86,8 @@ static void store(void *dst, const void *block, size_t bytes, int stream)
             if (op == COLLIE_AVG)                                                                  \
                 average_##NAME(acc, m, divisor);                                                   \
             store((T *)dst + base, acc, m * sizeof(T), stream);                                    \
+            if (copy)                                                                              \
+                store((T *)copy + base, acc, m * sizeof(T), copy_stream);                          \
         }                                                                                          \
     }
 
@@ -100,7 +104,8 @@ DEFINE_NATIVE(i64, int64_t, uint64_t)
  * with the array converters of convert.c.
  */
 #define DEFINE_HALF(NAME, WIDEN, NARROW)                                                           \
-    KERNEL static void reduce_##NAME(void *dst, const void *const *srcs, int nsrc, size_t count,   \
+    KERNEL static void reduce_##NAME(void *dst, void *copy, int copy_stream,                       \
+                                     const void *const *srcs, int nsrc, size_t count,              \
                                      collie_op op, int divisor, int stream)                        \
     {                                                                                              \
         float acc[BLOCK], tmp[BLOCK];                                                              \
@@ -116,6 +121,8 @@ DEFINE_NATIVE(i64, int64_t, uint64_t)
                 average_f32(acc, m, divisor);                                                      \
             NARROW(out, acc, m);                                                                   \
             store((uint16_t *)dst + base, out, m * 2, stream);                                     \
+            if (copy)                                                                              \
+                store((uint16_t *)copy + base, out, m * 2, copy_stream);                           \
         }                                                                                          \
     }
 
@@ -265,7 +272,10 @@ static const struct {
     [COLLIE_INT32] = {small_i32, SMALL},       [COLLIE_INT64] = {small_i64, SMALL},
 };
 
-static const reduce_fn kernels[] = {
+typedef void (*block_fn)(void *, void *, int, const void *const *, int, size_t, collie_op, int,
+                         int);
+
+static const block_fn kernels[] = {
     [COLLIE_FLOAT32] = reduce_f32,   [COLLIE_FLOAT64] = reduce_f64, [COLLIE_FLOAT16] = reduce_f16,
     [COLLIE_BFLOAT16] = reduce_bf16, [COLLIE_INT8] = reduce_i8,     [COLLIE_UINT8] = reduce_u8,
     [COLLIE_INT32] = reduce_i32,     [COLLIE_INT64] = reduce_i64,
@@ -280,5 +290,16 @@ void collie__reduce(void *dst, const void *const *srcs, int nsrc, size_t count, 
              !is_later_source(dst, srcs, nsrc))
         cached_kernels[dtype].run(dst, srcs, nsrc, count, op, divisor, stream);
     else
-        kernels[dtype](dst, srcs, nsrc, count, op, divisor, stream);
+        kernels[dtype](dst, NULL, 0, srcs, nsrc, count, op, divisor, stream);
+}
+
+void collie__reduce_twice(void *dst, void *copy, int copy_stream, const void *const *srcs, int nsrc,
+                          size_t count, collie_dtype dtype, collie_op op, int divisor)
+{
+    if (count <= small_kernels[dtype].most || count <= cached_kernels[dtype].most) {
+        collie__reduce(dst, srcs, nsrc, count, dtype, op, divisor, 0);
+        store(copy, dst, count * collie__dtype_size(dtype), copy_stream);
+    } else {
+        kernels[dtype](dst, copy, copy_stream, srcs, nsrc, count, op, divisor, 0);
+    }
 }

@@ -20,6 +20,16 @@ void collie__reduce(void *dst, const void *const *srcs, int nsrc, size_t count, 
                     collie_op op, int divisor, int stream);
 
 /*
+ * collie__reduce into dst, through the cache, and the same result stored
+ * into copy too (non-temporally with copy_stream): each block is stored
+ * twice from L1, so the second output costs its writes alone where a copy
+ * after the reduce reads dst again.  copy overlaps no source but may be one
+ * of them exactly (each block is read before it is stored).
+ */
+void collie__reduce_twice(void *dst, void *copy, int copy_stream, const void *const *srcs, int nsrc,
+                          size_t count, collie_dtype dtype, collie_op op, int divisor);
+
+/*
  * Neighbour averaging's combination (combine.c):
  *     dst[i] = self_w * x[i] + w[0] * ys[0][i] + ... + w[n-1] * ys[n-1][i],
  * added in that order (the same inputs give the same bits on every rank).

@@ -99,12 +99,13 @@ static void pair(void)
     two.host_pair_ramp_bytes = 2000;
     /* sync 1 + 4 x 1000 B at 2 GB/s + 1000 B of the slot at 2 GB/s + the ramp's 1000 of 2000 B */
     expect_us(&two, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1 + 2 + 0.5 + 0.5, "pair oneshot");
-    /* 2 syncs + 2500 B + 2000 B of the slots + two phases that each read 500 B */
-    expect_us(&two, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 2 + 1.25 + 1 + 2 * 0.25,
+    /* 2 syncs + 2500 B + 1500 B of the slots (the own slice stored twice from the reduce's
+     * block) + two phases that each read 500 B */
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 2 + 1.25 + 0.75 + 2 * 0.25,
               "pair twoshot");
-    /* beyond the ramp's bytes a phase pays it whole: 1 + 8 + 2 + 1 and 2 + 5 + 4 + 2 x 1 */
+    /* beyond the ramp's bytes a phase pays it whole: 1 + 8 + 2 + 1 and 2 + 5 + 3 + 2 x 1 */
     expect_us(&two, COLLIE_COLL_ALLREDUCE, "oneshot", 4000, 12, "pair oneshot, the whole ramp");
-    expect_us(&two, COLLIE_COLL_ALLREDUCE, "twoshot", 4000, 13, "pair twoshot, the whole ramp");
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "twoshot", 4000, 12, "pair twoshot, the whole ramp");
     /* 1 MiB through 256 KiB slots (3 MiB a core): four rounds, a sync and a ramp each */
     expect_us(&two, COLLIE_COLL_ALLREDUCE, "oneshot", 1 << 20,
               4 * 1 + 4 * 1048576 / 2e3 + 1048576 / 2e3 + 4 * 1, "pair oneshot, four rounds");
@@ -164,8 +165,9 @@ static void hand_computed(void)
     /* sync 1 + (4 * 1000 B at 1 GB/s + 1000 B at 2 GB/s) */
     expect_us(&two, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 1 + 4 + 0.5, "oneshot");
     /* 2 syncs + 2500 B at 1 GB/s (the peers' slices in, n slices reduced, the result out) +
-     * 2 * 1000 B at 2 GB/s */
-    expect_us(&two, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 2 + 2.5 + 1, "twoshot");
+     * 1500 B of the slots at 2 GB/s (the own slice is stored into the output from the reduce's
+     * block, not read back from its slot) */
+    expect_us(&two, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 2 + 2.5 + 0.75, "twoshot");
     /* 4 ranks on 2 cores: a sync is 1 + 2 x 2 us, and the bytes take twice as long */
     expect_us(&four, COLLIE_COLL_ALLREDUCE, "oneshot", 1000, 5 + 2 * (6 + 0.5),
               "oneshot oversubscribed");
@@ -273,9 +275,9 @@ static void hand_computed(void)
               "allgather direct of memory");
     /*
      * adaptive: its own three syncs (the verdict's, rank 0's bookkeeping and tries), then
-     * the cheaper of twoshot (2 + 2.5 + 1) and direct (4 + 0.25 + 1 + 0.5), as it learns them
+     * the cheaper of twoshot (2 + 2.5 + 0.75) and direct (4 + 0.25 + 1 + 0.5), as it learns them
      */
-    expect_us(&attach, COLLIE_COLL_ALLREDUCE, "adaptive", 1000, 3 + 2 + 2.5 + 1, "adaptive");
+    expect_us(&attach, COLLIE_COLL_ALLREDUCE, "adaptive", 1000, 3 + 2 + 2.5 + 0.75, "adaptive");
     CHECK(isinf(cost_of(&four, COLLIE_COLL_REDUCE, "adaptive", 65536, 1)),
           "adaptive is offered where direct is not");
 
@@ -293,8 +295,9 @@ static void hand_computed(void)
      * (4000 B at 8 GB/s, 1000 into its slot at 4) */
     expect_us(&fast, COLLIE_COLL_REDUCE, "oneshot", 1000, 1 + 0.5 + 0.25,
               "reduce oneshot, the root alone");
-    /* 2 syncs + every rank (1500 B at 4, 1000 at 2) + the root's copy out alone (1000 at 8 and 4) */
-    expect_us(&fast, COLLIE_COLL_REDUCE, "twoshot", 1000, 2 + 0.875 + 0.375,
+    /* 2 syncs + every rank (1500 B at 4, 1000 at 2) + the root's copy out alone (1000 at 8, and
+     * the peer's 500 from its slot at 4) */
+    expect_us(&fast, COLLIE_COLL_REDUCE, "twoshot", 1000, 2 + 0.875 + 0.25,
               "reduce twoshot, the root alone");
     /* 256 KiB: 2 ranks' 1 MiB of buffers no longer fit in half the cache: memory's 1 GB/s */
     expect_us(&fast, COLLIE_COLL_ALLREDUCE, "oneshot", 262144, 1 + 4 * 262144 / 1e3 + 262144 / 2e3,
@@ -316,12 +319,13 @@ static void hand_computed(void)
               "a crowded host's oneshot: no residency");
     /*
      * a twoshot, one slice of each slot, does: 2 syncs + every rank (1750 B at 4 GB/s,
-     * 1000 at 2) + the copy out (1000 at 4 and at 2), the cores shared 2 ranks each
+     * 1000 at 2) + the copy out (1000 at 4, the peers' 750 from the slots at 2), the cores
+     * shared 2 ranks each
      */
-    expect_us(&crowd, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 10 + 2 * 0.9375 + 2 * 0.75,
+    expect_us(&crowd, COLLIE_COLL_ALLREDUCE, "twoshot", 1000, 10 + 2 * 0.9375 + 2 * 0.625,
               "a crowded host's twoshot, resident");
     /* a twoshot reduce's copy out is the root's alone: a core's share, no gain, not spread */
-    expect_us(&crowd, COLLIE_COLL_REDUCE, "twoshot", 1000, 10 + 2 * 0.9375 + 0.75,
+    expect_us(&crowd, COLLIE_COLL_REDUCE, "twoshot", 1000, 10 + 2 * 0.9375 + 0.625,
               "a crowded host's twoshot reduce, the root's copy out alone");
     /* staged copies too: a sync + 1000 B at 4 GB/s and 1000 through a slot at 2, shared */
     expect_us(&crowd, COLLIE_COLL_BROADCAST, "staged", 1000, 5 + 2 * 0.75,

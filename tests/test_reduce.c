@@ -257,6 +257,49 @@ static void test_kernels(void)
     printf("kernels: %ld dtype x op x count x sources cases exact\n", cases);
 }
 
+/*
+ * collie__reduce_twice: dst and copy both hold exactly collie__reduce's
+ * bytes (checked above against the references), with copy apart, the
+ * last source or the first, its stores cached or streamed.
+ */
+static void test_twice(void)
+{
+    static const size_t counts[] = {1, 8, 9, 512, 513, 1024, 1025, 5000};
+    long cases = 0;
+    for (int t = COLLIE_FLOAT32; t <= COLLIE_INT64; t++)
+        for (int op = COLLIE_SUM; op <= COLLIE_AVG; op++)
+            for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+                for (int ns = 1; ns <= 3; ns++)
+                    for (int alias = 0; alias < 3; alias++)
+                        for (int stream = 0; stream < 2; stream++, cases++) {
+                            size_t es = test_dtype_size((collie_dtype)t), n = counts[c];
+                            unsigned char *src[3], *want = malloc(n * es), *dst = malloc(n * es),
+                                                   *apart = malloc(n * es);
+                            for (int s = 0; s < ns; s++) {
+                                src[s] = malloc(n * es);
+                                for (size_t b = 0; b < n * es; b++)
+                                    src[s][b] = (unsigned char)next();
+                            }
+                            collie__reduce(want, (const void *const *)src, ns, n, (collie_dtype)t,
+                                           (collie_op)op, 3, 0);
+                            unsigned char *copy = alias == 1 ? src[ns - 1] : alias ? src[0] : apart;
+                            collie__reduce_twice(dst, copy, stream, (const void *const *)src, ns, n,
+                                                 (collie_dtype)t, (collie_op)op, 3);
+                            CHECK(!memcmp(dst, want, n * es) && !memcmp(copy, want, n * es),
+                                  "reduce_twice %s op=%d nsrc=%d count=%zu alias=%d stream=%d: "
+                                  "dst %s, copy %s",
+                                  test_dtype_name((collie_dtype)t), op, ns, n, alias, stream,
+                                  memcmp(dst, want, n * es) ? "differs" : "right",
+                                  memcmp(copy, want, n * es) ? "differs" : "right");
+                            for (int s = 0; s < ns; s++)
+                                free(src[s]);
+                            free(want);
+                            free(dst);
+                            free(apart);
+                        }
+    printf("reduce_twice: %ld cases, both outputs exact\n", cases);
+}
+
 /* collie_convert: the public face of the same conversions, element for element. */
 static void test_convert(void)
 {
@@ -328,6 +371,7 @@ int main(void)
     test_half();
     test_bf16();
     test_kernels();
+    test_twice();
     test_convert();
     return 0;
 }

@@ -372,10 +372,31 @@ def sets():
     return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
 
 
+CPU_WORDS = ("Xeon", "EPYC", "Ryzen", "Core(TM)", "Neoverse")
+
+
+def cpu_of(name, meta):
+    """The CPU model the set's rows name (their `cpu` column), or None where they name none.
+    Such a set's .meta must not name one: the machine a table was measured on is the rows'
+    (two sets once said Intel Xeon above rows measured on an AMD EPYC)."""
+    with open(os.path.join(RESULTS, name + ".csv")) as f:
+        rows = csv.DictReader(f)
+        if "cpu" not in (rows.fieldnames or []):
+            return None
+        names = sorted({r["cpu"] for r in rows if r["cpu"]})
+    if any(w in meta["machine"] for w in CPU_WORDS):
+        sys.exit(f"perf_tables: {name}.meta names a CPU in its 'machine:' line; its rows name "
+                 f"theirs ({', '.join(names)}): drop it from the .meta")
+    return " and ".join(n.replace("(R)", "").replace("(TM)", "") for n in names) or None
+
+
 def heading(name, meta, rounds=""):
-    """A set's title, machine, date, command (and its rounds), and its note."""
+    """A set's title, machine (its rows' CPU first), date, command (and its rounds), and its
+    note."""
+    cpu = cpu_of(name, meta)
+    machine = f"{cpu}, {meta['machine']}" if cpu else meta["machine"]
     lines = [f"## {meta['title']}\n",
-             f"{meta['machine']}, {meta['date']}. Command: `{meta['command']}` "
+             f"{machine}, {meta['date']}. Command: `{meta['command']}` "
              f"(rows: `docs/results/perf/{name}.csv`).{rounds}"]
     if meta.get("note"):
         lines.append(meta["note"])

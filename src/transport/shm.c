@@ -359,7 +359,7 @@ static collie_status shm_transport_open(collie_comm *comm)
 {
     struct collie__shm *s = calloc(1, sizeof *s);
     uint32_t *counters =
-        calloc(4 * COLLIE_SHM_CHANNELS * (size_t)comm->local_size, sizeof *counters);
+        calloc(6 * COLLIE_SHM_CHANNELS * (size_t)comm->local_size, sizeof *counters);
     struct {
         int32_t pid, fd;
         int32_t mem_table_fd;       /* collie__mem_table_fd(): its collie_mem segments */
@@ -434,6 +434,8 @@ static collie_status shm_transport_open(collie_comm *comm)
     s->rcvd = counters + COLLIE_SHM_CHANNELS * comm->local_size;
     s->tail_seen = counters + 2 * COLLIE_SHM_CHANNELS * comm->local_size;
     s->head_seen = counters + 3 * COLLIE_SHM_CHANNELS * comm->local_size;
+    s->sent_last = counters + 4 * COLLIE_SHM_CHANNELS * comm->local_size;
+    s->rcvd_last = counters + 5 * COLLIE_SHM_CHANNELS * comm->local_size;
     attach(s, base, comm->local_size, comm->local_rank);
     populate(s);
     s->attach = attach_ok;

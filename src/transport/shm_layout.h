@@ -29,7 +29,7 @@
 #include "../reduce/copy.h"
 #include "wire.h"
 
-#define COLLIE_SHM_MAGIC 0x636f6c6c69650006ull /* "collie" + layout version */
+#define COLLIE_SHM_MAGIC 0x636f6c6c69650007ull /* "collie" + layout version */
 #define COLLIE_SHM_BLOCK 128
 
 /* One set of rings per message channel of wire.h (collectives, user send/recv). */
@@ -119,6 +119,8 @@ struct collie__shm {
      * data).
      */
     uint32_t *tail_seen, *head_seen;
+    /* Ring bytes (header and payload) of the last message sent on / taken from each (shm_xfer.c). */
+    uint32_t *sent_last, *rcvd_last;
     uint64_t spin_ns, yield_ns;
     _Atomic int cpu;         /* the CPU this rank last published in its ctl (both lanes may wait) */
     int may_move;            /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */

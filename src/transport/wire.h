@@ -58,6 +58,8 @@ struct collie__xfer_stripe {
     size_t off, len; /* of the message */
     size_t hdr_done; /* header bytes moved */
     size_t done;     /* payload bytes moved */
+    size_t skip;     /* shared memory: ring bytes still to pass before the header (shm_xfer.c) */
+    int placed;      /* shared memory: skip is set */
 };
 
 /* One message to or from one peer, in flight. */

@@ -157,6 +157,32 @@ static void pair(void)
         2 * (8000 + 4 * SLOT_BYTES) - 1;
     expect_same(&copies_spilled, &plain_spilled, COLLIE_COLL_ALLTOALL, "staged", 1000,
                 "copies beyond the host's cache priced as a pair's");
+
+    /*
+     * A broadcast of two near ranks: the other's reads of the bytes the root has just written
+     * (here 4 GB/s) set staged's pace, one sync a round; a tree's message beyond the ring's head
+     * pays the root's copy in (1 GB/s, resident) and then the other's reads, a step half a sync.
+     */
+    struct collie__machine fresh = two, fresh_far = two, fresh_spilled = spilled;
+    fresh.host_pair_fresh_beta = fresh_far.host_pair_fresh_beta = 4e9;
+    fresh_spilled.host_pair_fresh_beta = 4e9;
+    expect_us(&fresh, COLLIE_COLL_BROADCAST, "staged", 8000, 1 + 2, "fresh staged broadcast");
+    expect_us(&fresh, COLLIE_COLL_BROADCAST, "tree", 8000, 0.5 + 8 + 2, "fresh broadcast tree");
+    /* as adaptive runs it, synced first: the root's copy of the first round alone besides */
+    CHECK(fabs(collie__adaptive_window_cost(&fresh, COLLIE_COLL_BROADCAST, 8000) * 1e6 -
+               (1 + 2 + 8)) < 1e-9,
+          "fresh staged broadcast from a synced start");
+    /* messages within the ring's head, the far placement and a call beyond the core's cache
+     * keep the rates without it, as does a rate of 0 */
+    expect_same(&fresh, &two, COLLIE_COLL_BROADCAST, "tree", COLLIE__RING_HOT_BYTES / 4,
+                "a broadcast tree within the ring's head priced at the fresh rate");
+    fresh_far.far = 1;
+    struct collie__machine two_far = two;
+    two_far.far = 1;
+    expect_same(&fresh_far, &two_far, COLLIE_COLL_BROADCAST, "staged", 8000,
+                "the far placement's staged broadcast priced at the fresh rate");
+    expect_same(&fresh_spilled, &spilled, COLLIE_COLL_BROADCAST, "staged", 8000,
+                "a broadcast beyond the core's cache priced at the fresh rate");
 }
 
 static void hand_computed(void)
@@ -526,6 +552,19 @@ static void choice(void)
                   "16 ranks on 2 cores, 32 KiB broadcast");
     expect_choice(&sixteen2, COLLIE_COLL_BROADCAST, 64 << 10, "staged",
                   "16 ranks on 2 cores, 64 KiB broadcast");
+    /*
+     * Two ranks on cores of their own: the tree while its messages stay in the ring's head,
+     * staged to 16 KiB, and single copies from 64 KiB, where the other rank's reads of lines
+     * the root has just written made staged 1.6-1.8x slower near (and 5x far).
+     */
+    struct collie__machine two2 = machine(2, 1, 2, 2);
+    collie__machine_default_rates(&two2);
+    two2.ring_bytes = collie__shm_ring_bytes(2);
+    two2.slot_bytes = 512 << 10;
+    expect_choice(&two2, COLLIE_COLL_BROADCAST, 4 << 10, "tree", "2 ranks, 4 KiB broadcast");
+    expect_choice(&two2, COLLIE_COLL_BROADCAST, 16 << 10, "staged", "2 ranks, 16 KiB broadcast");
+    expect_choice(&two2, COLLIE_COLL_BROADCAST, 64 << 10, "direct", "2 ranks, 64 KiB broadcast");
+    expect_choice(&two2, COLLIE_COLL_BROADCAST, 128 << 10, "direct", "2 ranks, 128 KiB broadcast");
     /*
      * a reduce tree beyond a slot: measured 1.3-3x twoshot's time there (a tuned 36.8 GB/s
      * memory and 1.03 us switch, at 3.5 s of memory, chose the tree from 4 MiB at 4 ranks).

@@ -44,9 +44,12 @@ static collie_status broadcast_staged(collie_comm *comm, const struct collie__op
 static double broadcast_staged_cost(machine *m, double s, int synced)
 {
     double beta = collie__cost_staged_beta(m, s), user = beta > m->host_beta ? s : 1.5 * s;
-    if (synced)
-        user += s / collie__cost_rounds(m, s);
-    return collie__cost_rounds(m, s) * collie__cost_sync(m) + collie__cost_move(m, beta, user, s);
+    double first = synced ? s / collie__cost_rounds(m, s) : 0,
+           fresh = collie__cost_pair_fresh(m, s);
+    double syncs = collie__cost_rounds(m, s) * collie__cost_sync(m);
+    if (fresh >= 0) /* two ranks near: the other's reads of the slot set the pace */
+        return syncs + fresh + collie__cost_move(m, beta, first, 0);
+    return syncs + collie__cost_move(m, beta, user + first, s);
 }
 
 static double cost(machine *m, double s, int degree)

@@ -163,6 +163,12 @@ double collie__cost_pair_move(machine *m, double user, double slot, int phases, 
     return user / m->host_pair_beta + slot / m->host_cache_beta + phases * ramp;
 }
 
+double collie__cost_pair_fresh(machine *m, double s)
+{
+    int on = m->hosts == 1 && m->host_pair_fresh_beta > 0 && collie__cost_pair(m, s);
+    return on ? s / m->host_pair_fresh_beta : -1;
+}
+
 /* Rounds of `bytes` through a slot. */
 double collie__cost_rounds(machine *m, double bytes)
 {

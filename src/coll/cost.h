@@ -74,6 +74,8 @@ struct collie__machine {
     double host_pair_beta;        /* the rate of the user's buffers a core reads or writes */
     double host_pair_ramp;        /* what a phase adds to read the first host_pair_ramp_bytes */
     size_t host_pair_ramp_bytes;  /* of the lines the peer has just written */
+    double host_pair_fresh_beta;  /* a broadcast's bytes the root has just written, read by the
+                                     other of two ranks as the root runs ahead (0: as the rest) */
     /*
      * 1: cost the CPUs' other placement, sharing no cache (select.c): the
      * slots, and a reduction's reads of the slots its peers wrote, at

@@ -49,6 +49,12 @@ int collie__cost_pair(machine *m, double s);
  * bytes the peer has just written.
  */
 double collie__cost_pair_move(machine *m, double user, double slot, int phases, double fresh);
+/*
+ * Seconds for the other of two such ranks to read a broadcast's s bytes just
+ * after the root wrote them, the root running ahead (host_pair_fresh_beta);
+ * -1 where the call does not fit a core's own cache or the rate is unset.
+ */
+double collie__cost_pair_fresh(machine *m, double s);
 /* Rounds of `bytes` through a slot: at least one. */
 double collie__cost_rounds(machine *m, double bytes);
 /* The staged copies' rate of the user's buffers, for ranks that each hold `held` bytes. */

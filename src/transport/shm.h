@@ -68,6 +68,13 @@ collie_status collie__win_sync(collie_comm *comm);
  * Valid until the sync after next; uses no slot and no round.
  */
 #define COLLIE__WIN_CARRY 24
+
+/*
+ * A pair's ring keeps a loop of messages of 512 B to a quarter of this in
+ * its first COLLIE__RING_HOT_BYTES, in the cores' first-level caches
+ * (shm_xfer.c); larger ones stream through the whole ring.
+ */
+#define COLLIE__RING_HOT_BYTES (16u << 10)
 void *collie__win_carry(collie_comm *comm);
 const void *collie__win_carried(const collie_comm *comm, int local_rank);
 

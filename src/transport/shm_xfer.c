@@ -55,7 +55,7 @@ static size_t put(unsigned char *ring, uint32_t cap, uint32_t *head, uint32_t ro
  * cores took 0.24 us a 1 KiB tree broadcast on the whole ring, 0.73-0.89
  * brought back, so there the whole ring stays in use.
  */
-#define RING_HOT ((uint32_t)16 << 10)
+#define RING_HOT ((uint32_t)COLLIE__RING_HOT_BYTES)
 #define SMALL_MSG (RING_HOT / 4 + (uint32_t)HDR)
 #define HOT_MSG_MIN ((uint32_t)512)
 

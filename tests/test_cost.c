@@ -173,7 +173,7 @@ static void pair(void)
                (1 + 2 + 8)) < 1e-9,
           "fresh staged broadcast from a synced start");
     /* messages within the ring's head, the far placement and a call beyond the core's cache
-     * keep the rates without it, as does a rate of 0 */
+     * keep the rates without it (`two`'s rate is 0) */
     expect_same(&fresh, &two, COLLIE_COLL_BROADCAST, "tree", COLLIE__RING_HOT_BYTES / 4,
                 "a broadcast tree within the ring's head priced at the fresh rate");
     fresh_far.far = 1;

@@ -331,6 +331,22 @@ def optimizer():
     print("optimizer: ok on rank %d of %d" % (r, n))
 
 
+def train_sgd_ddp_gloo(gloo, steps=30):
+    """DDP on Gloo with plain SGD.  Its own function, so that the caller's reference keeps
+    the Gloo group alive when DDP goes: on torch 1.13 a Reducer that drops a group's last
+    reference destroys it holding the GIL, and deadlocks with a Gloo worker that waits for
+    the GIL to free a tensor (pytorch/pytorch#56297)."""
+    model = small_model()
+    ddp = torch.nn.parallel.DistributedDataParallel(model, process_group=gloo)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+    for step in range(steps):
+        opt.zero_grad()
+        x, y = batch(step, dist.get_rank())
+        torch.nn.functional.cross_entropy(ddp(x), y).backward()
+        opt.step()
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+
 def neighbor_opt():
     import collie.torch as ct
     r, n, gloo = init()
@@ -341,15 +357,7 @@ def neighbor_opt():
     def sgd_of(model):
         return torch.optim.SGD(model.parameters(), lr=0.05)
     ours = train_optimizer(lambda m: ct.NeighborOptimizer(sgd_of(m), "full"), 1, False)
-    model = small_model()
-    ddp = torch.nn.parallel.DistributedDataParallel(model, process_group=gloo)
-    opt = sgd_of(ddp)
-    for step in range(30):
-        opt.zero_grad()
-        x, y = batch(step, r)
-        torch.nn.functional.cross_entropy(ddp(x), y).backward()
-        opt.step()
-    theirs = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    theirs = train_sgd_ddp_gloo(gloo)
     assert (ours - theirs).abs().max().item() < 1e-5, (ours - theirs).abs().max()
 
     # awc over a dynamic schedule, with momentum: the same bits as doing it by hand

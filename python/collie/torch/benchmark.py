@@ -241,6 +241,10 @@ def main(argv=None):
     if args.json and rank == 0:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
+    # Each DDP goes while `gloo` still holds the Gloo group: on torch 1.13 a DDP that drops
+    # a group's last reference can deadlock with the group's workers (docs/NOTES.md).
+    for r in runners:
+        r.net = r.sync = None
     dist.barrier()
     dist.destroy_process_group()
     return 0 if all(math.isfinite(v["img_sec"]) for v in results["modes"].values()) else 1

@@ -286,11 +286,15 @@ def train_optimizer(make_opt, passes, unused, steps=30):
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 
 
-def train_ddp_gloo(gloo, passes, unused, steps=30):
+def train_ddp_gloo(gloo, passes, unused, steps=30, momentum=0.9):
+    """DDP on Gloo.  Its own function, so that the caller's reference keeps the Gloo group
+    alive when DDP goes: on torch 1.13 a Reducer that drops a group's last reference
+    destroys it holding the GIL, and deadlocks with a Gloo worker that waits for the GIL
+    to free a tensor (pytorch/pytorch#56297)."""
     model = small_model(unused)
     ddp = torch.nn.parallel.DistributedDataParallel(model, process_group=gloo,
                                                     find_unused_parameters=unused)
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=momentum)
     for step in range(steps):
         opt.zero_grad()
         for k in range(passes):
@@ -331,22 +335,6 @@ def optimizer():
     print("optimizer: ok on rank %d of %d" % (r, n))
 
 
-def train_sgd_ddp_gloo(gloo, steps=30):
-    """DDP on Gloo with plain SGD.  Its own function, so that the caller's reference keeps
-    the Gloo group alive when DDP goes: on torch 1.13 a Reducer that drops a group's last
-    reference destroys it holding the GIL, and deadlocks with a Gloo worker that waits for
-    the GIL to free a tensor (pytorch/pytorch#56297)."""
-    model = small_model()
-    ddp = torch.nn.parallel.DistributedDataParallel(model, process_group=gloo)
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
-    for step in range(steps):
-        opt.zero_grad()
-        x, y = batch(step, dist.get_rank())
-        torch.nn.functional.cross_entropy(ddp(x), y).backward()
-        opt.step()
-    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-
-
 def neighbor_opt():
     import collie.torch as ct
     r, n, gloo = init()
@@ -357,7 +345,7 @@ def neighbor_opt():
     def sgd_of(model):
         return torch.optim.SGD(model.parameters(), lr=0.05)
     ours = train_optimizer(lambda m: ct.NeighborOptimizer(sgd_of(m), "full"), 1, False)
-    theirs = train_sgd_ddp_gloo(gloo)
+    theirs = train_ddp_gloo(gloo, 1, False, momentum=0)  # plain SGD, as sgd_of
     assert (ours - theirs).abs().max().item() < 1e-5, (ours - theirs).abs().max()
 
     # awc over a dynamic schedule, with momentum: the same bits as doing it by hand

@@ -304,8 +304,14 @@ static void hand_computed(void)
      * the cheaper of twoshot (2 + 2.5 + 0.75) and direct (4 + 0.25 + 1 + 0.5), as it learns them
      */
     expect_us(&attach, COLLIE_COLL_ALLREDUCE, "adaptive", 1000, 3 + 2 + 2.5 + 0.75, "adaptive");
-    CHECK(isinf(cost_of(&four, COLLIE_COLL_REDUCE, "adaptive", 65536, 1)),
-          "adaptive is offered where direct is not");
+    /* 4 ranks on 2 cores, where direct is not priced: its syncs (1 + 2 x 2 us) and the window */
+    CHECK(fabs(cost_of(&four, COLLIE_COLL_ALLGATHER, "adaptive", 65536, 1) -
+               (3 * 5e-6 + cost_of(&four, COLLIE_COLL_ALLGATHER, "staged", 65536, 1))) < 1e-12,
+          "a crowded host's adaptive: its syncs and the window's time");
+    struct collie__machine no_attach = four;
+    no_attach.attach = 0;
+    CHECK(isinf(cost_of(&no_attach, COLLIE_COLL_ALLGATHER, "adaptive", 65536, 1)),
+          "adaptive is offered where direct cannot run");
 
     /*
      * A reduction's buffers while the host's fit in half the cache (2 ranks'
@@ -514,27 +520,40 @@ static void choice(void)
      * blocks, direct for the middle (measured 1.3-2x faster), staged again
      * once the buffers spill the cache: from a rank's 4, 2 and 1 MiB at 4,
      * 8 and 16 ranks, where direct's copies into memory write there too
-     * (measured 2026-11-29: staged 0.76-1.09x direct's time).
+     * (measured 2026-11-29: staged 0.76-1.09x direct's time).  Where the
+     * rates price staged first and direct came from the far hedge (the
+     * middle at 4 and 8 ranks) and beyond the cache, adaptive runs them: it
+     * learns which is faster and streams the window's slots far apart.
      */
     static const struct {
         int ranks;
         size_t staged, direct, large;
-    } a2a[] = {{4, 4096, 64 << 10, 1 << 20},
-               {8, 2048, 64 << 10, 256 << 10},
-               {16, 1024, 32 << 10, 64 << 10}};
+        const char *middle;
+    } a2a[] = {{4, 4096, 64 << 10, 1 << 20, "adaptive"},
+               {8, 2048, 64 << 10, 256 << 10, "adaptive"},
+               {16, 1024, 32 << 10, 64 << 10, "direct"}};
     for (int k = 0; k < 3; k++) {
         struct collie__machine h = machine(a2a[k].ranks, 1, a2a[k].ranks, 2);
         collie__machine_default_rates(&h);
         expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].staged, "staged",
                       "crowded alltoall, small blocks");
-        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].direct, "direct",
-                      "crowded alltoall, middle blocks");
-        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].large, "staged",
+        char what[64];
+        snprintf(what, sizeof what, "crowded alltoall, %d ranks, middle blocks", a2a[k].ranks);
+        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].direct, a2a[k].middle, what);
+        expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].large, "adaptive",
                       "crowded alltoall, blocks beyond the cache");
         h.attach = 0;
         expect_choice(&h, COLLIE_COLL_ALLTOALL, a2a[k].direct, "staged",
                       "crowded alltoall without cross-memory attach");
     }
+    /* The other staged copies too, where the window's time hides adaptive's syncs */
+    struct collie__machine crowded = machine(4, 1, 4, 2);
+    collie__machine_default_rates(&crowded);
+    expect_choice(&crowded, COLLIE_COLL_ALLGATHER, 16 << 20, "adaptive",
+                  "crowded allgather, 16 MiB");
+    expect_choice(&crowded, COLLIE_COLL_REDUCE_SCATTER, 16 << 20, "adaptive",
+                  "crowded reduce_scatter, 16 MiB");
+    expect_choice(&crowded, COLLIE_COLL_ALLGATHER, 4096, "staged", "crowded allgather, 4 KiB");
     /*
      * A crowded host's broadcast tree runs ahead while two messages fit in a ring (256 KiB at 4
      * ranks, 128 at 16): measured 1.7-2.4x faster than staged at 32-64 KiB, slower beyond.

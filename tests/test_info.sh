@@ -54,7 +54,7 @@ fi
 
 # What the job would run at each size: on one host, and on two "hosts" (COLLIE_HOST),
 # where the rates of the links decide; the table is the calls' own choice.
-algos='(oneshot|twoshot|direct|ring|rd|rabenseifner|hierarchical|staged|tree|pairwise)'
+algos='(oneshot|twoshot|direct|ring|rd|rabenseifner|hierarchical|staged|tree|pairwise|adaptive)'
 expect_status 0 "$collie" run -n 3 "$collie" info
 expect_output "^choices of this job \(built-in rates"
 expect_output "^  links between hosts: 20.0 us, 1.074 GB/s each way"

@@ -210,6 +210,7 @@ collie_status collie__op_execute(collie_comm *comm, struct collie__op *op)
         return COLLIE_OK;
     }
     op->stream_out = comm->nt_min && output_bytes(comm, op) >= comm->nt_min;
+    op->stream_stage = comm->stage_stream > 0;
     const struct collie__algo *algo = collie__select(comm, op);
     d->algo = algo->wire;
     COLLIE_TRACE("coll", "#%u %s of %zu elements: %s", d->seq, collie__coll_name(coll), op->count,
@@ -249,6 +250,7 @@ static void make_op(struct collie__op *o, enum collie__coll coll, const void *se
     o->root = root;
     o->elem_size = 0;
     o->stream_out = 0;
+    o->stream_stage = 0;
     o->nbr = NULL;
 }
 

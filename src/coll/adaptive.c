@@ -30,11 +30,12 @@
  * runs, per placement, collective and size (a power of two), and runs the
  * faster of the two as arms.c learns it, the slower again now and then;
  * the placement keeps each state's timings apart, so that a move back
- * finds its winner known.  Far apart, the copies (broadcast, allgather,
- * alltoall) run direct without timing: see learns_far().  Its verdict
- * rides with the call's sync (collie__win_carry()): the algorithm, and
- * whether the next call probes; every rank runs the algorithm rank 0 chose,
- * so all run the same one, and all probe alike.  A call that does not probe
+ * finds its winner known.  Far apart at 2 ranks, the copies (broadcast,
+ * allgather, alltoall) run direct without timing; with more, their window
+ * streams its slots and is timed too: see learns_far().  Its verdict
+ * rides with the call's sync (collie__win_carry()): the algorithm, the
+ * placement and whether the next call probes; every rank runs the
+ * algorithm rank 0 chose, so all run the same one, and all probe alike.  A call that does not probe
  * costs one sync more than its branch; one that does, nine (at 2 ranks
  * 1.3-2.9 us, measured when every call probed).  The verdict takes no
  * round of the slots: one would put every branch round on one parity, and
@@ -164,21 +165,36 @@ static struct collie__arms *arms_of(collie_comm *comm, const struct collie__op *
  * Far apart, whether coll still times both branches, or runs direct.  A
  * reduction's window won in the middle state the probe takes for far
  * (allreduce 64 MiB: twoshot 16.0-17.7 ms, direct 24.6-25.1; reduce_scatter
- * 12.0-12.9 against 18.5-19.2); a copy's single copy moves each byte once
- * where its window moves it twice, and direct won there (broadcast 16
- * MiB: 0.93 against 1.35 ms), where timing the window now and then cost
- * 0.9 -> 1.13-1.4 ms.
+ * 12.0-12.9 against 18.5-19.2).  At 2 ranks a copy's single copy moves each
+ * byte once where its window moves it twice, and direct won there
+ * (broadcast 16 MiB: 0.93 against 1.35 ms), where timing the window now and
+ * then cost 0.9 -> 1.13-1.4 ms.  With more ranks the window streams its
+ * slots far apart (stream_stage()) and its readers take them from memory:
+ * measured at 4 ranks on 2 cores, a streamed staged broadcast of 16 MiB
+ * took 2.2 ms and an allgather 2.1, where Intel MPI's took 6.2 and 6.4.
  */
-static int learns_far(enum collie__coll coll)
+static int learns_far(const collie_comm *comm, enum collie__coll coll)
 {
     return coll == COLLIE_COLL_ALLREDUCE || coll == COLLIE_COLL_REDUCE ||
-           coll == COLLIE_COLL_REDUCE_SCATTER;
+           coll == COLLIE_COLL_REDUCE_SCATTER || comm->local_size > 2;
+}
+
+/*
+ * Whether a window branch streams its staging slots (collie__stage()): as
+ * COLLIE_STAGE_STREAM says, by default far apart with more than 2 ranks.
+ * At 2 ranks an exchange's slots change hands in place, each line read
+ * from the core that wrote it (collie__win_exchange()), and stay there.
+ */
+static int stream_stage(const collie_comm *comm, int far)
+{
+    return comm->stage_stream < 0 ? far && comm->local_size > 2 : comm->stage_stream > 0;
 }
 
 /* Local rank 0's verdict word: the algorithm every rank runs, and whether the next call probes. */
 #define VERDICT_ALGO 0xffffu
 #define VERDICT_SKIP_PROBE (1u << 16)
 #define VERDICT_TIMED (1u << 17) /* the call ends with a sync, and local rank 0 times it */
+#define VERDICT_FAR (1u << 18)   /* local rank 0 last found the CPUs far apart */
 
 static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
 {
@@ -207,13 +223,13 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
                          collie__coll_name(coll), sync_s * 1e9, limit * 1e9,
                          placed->far ? "far" : "near");
         }
-        arms = placed->far && !learns_far(coll) ? NULL : arms_of(comm, op, placed->far);
+        arms = placed->far && !learns_far(comm, coll) ? NULL : arms_of(comm, op, placed->far);
         arm = arms ? collie__arms_next(arms, &timed) : 1;
         const struct collie__algo *run =
             arm ? collie__adaptive_direct(coll) : collie__adaptive_window(&m, coll, bytes);
         int skip = now - placed->probed_ns < COLLIE__ADAPTIVE_PROBE_NS;
-        uint32_t verdict =
-            (uint32_t)run->wire | (skip ? VERDICT_SKIP_PROBE : 0) | (timed ? VERDICT_TIMED : 0);
+        uint32_t verdict = (uint32_t)run->wire | (skip ? VERDICT_SKIP_PROBE : 0) |
+                           (timed ? VERDICT_TIMED : 0) | (placed->far ? VERDICT_FAR : 0);
         memcpy(collie__win_carry(comm), &verdict, sizeof verdict);
         if (arms)
             COLLIE_TRACE("coll", "%s of %zu bytes (%s): window %.1f us, direct %.1f us: runs %s",
@@ -245,8 +261,10 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
      * more sync each; arms.c asks for one in COLLIE__ARM_TIME_EVERY once
      * settled.
      */
+    struct collie__op placed_op = *op;
+    placed_op.stream_stage = stream_stage(comm, (verdict & VERDICT_FAR) != 0);
     uint64_t t0 = collie__now_ns();
-    st = branch->run(comm, op);
+    st = branch->run(comm, &placed_op);
     if (verdict & VERDICT_TIMED) { /* a failed rank syncs too: its peers then learn at once */
         collie_status last = collie__win_sync(comm);
         if (arms && st == COLLIE_OK && last == COLLIE_OK)
@@ -264,12 +282,14 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
  * bookkeeping and its tries of the slower branch, measured at 2 ranks,
  * 16 KiB, as 0.25-0.9 us over the window it ran, about three syncs.  Its
  * probe's syncs come once a millisecond (COLLIE__ADAPTIVE_PROBE_NS): no
- * call's share of them counts.
+ * call's share of them counts.  Where the model does not price direct (a
+ * host with more ranks than cores: collie__cost_attach_offered()), the
+ * window's time stands for both: adaptive times direct before it runs it.
  */
 #define ADAPTIVE_SYNCS 3
 static double adaptive_cost(machine *m, double window, double direct)
 {
-    if (!collie__cost_attach_offered(m))
+    if (!collie__cost_attach_offered_alltoall(m)) /* direct cannot run */
         return HUGE_VAL;
     return ADAPTIVE_SYNCS * collie__cost_sync(m) + (window < direct ? window : direct);
 }

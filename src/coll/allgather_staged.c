@@ -20,7 +20,7 @@ static collie_status allgather_staged(collie_comm *comm, const struct collie__op
     for (size_t off = 0; off < count; off += chunk) {
         size_t m = count - off < chunk ? count - off : chunk;
         unsigned parity = collie__win_exchange(comm, m * es);
-        collie__copy(collie__win_slot(comm, me, parity), send + off * es, m * es);
+        collie__stage(op, collie__win_slot(comm, me, parity), send + off * es, m * es);
         collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(n - 1) * m * es);
         /* our own piece while the peers stage theirs: it needs nobody */
         unsigned char *own = recv + ((size_t)comm->local_to_global[me] * count + off) * es;
@@ -54,6 +54,7 @@ const struct collie__algo collie__algo_allgather_staged = {
     .wire = 7,
     .coll = COLLIE_COLL_ALLGATHER,
     .scope = COLLIE_SCOPE_HOST,
+    .flags = COLLIE__ALGO_STAGES,
     .run = allgather_staged,
     .cost = allgather_staged_cost,
 };

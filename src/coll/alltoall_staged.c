@@ -20,7 +20,7 @@ static collie_status alltoall_staged(collie_comm *comm, const struct collie__op 
     for (size_t off = 0; off < count; off += w) {
         size_t m = count - off < w ? count - off : w;
         unsigned parity = collie__win_exchange(comm, (size_t)n * m * es);
-        collie__stage_blocks(comm, parity, op->sendbuf, count, off, m, es);
+        collie__stage_blocks(comm, op, parity, off, m);
         /* our own block while the peers stage theirs: it needs nobody */
         const unsigned char *own =
             (const unsigned char *)op->sendbuf + ((size_t)me * count + off) * es;
@@ -57,6 +57,7 @@ const struct collie__algo collie__algo_alltoall_staged = {
     .wire = 7,
     .coll = COLLIE_COLL_ALLTOALL,
     .scope = COLLIE_SCOPE_HOST,
+    .flags = COLLIE__ALGO_STAGES,
     .run = alltoall_staged,
     .cost = alltoall_staged_cost,
 };

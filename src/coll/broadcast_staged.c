@@ -20,7 +20,7 @@ static collie_status broadcast_staged(collie_comm *comm, const struct collie__op
         size_t m = op->count - off < chunk ? op->count - off : chunk;
         unsigned parity = collie__win_round(comm, m * es);
         if (is_root) {
-            collie__copy(collie__win_slot(comm, root, parity), buf + off * es, m * es);
+            collie__stage(op, collie__win_slot(comm, root, parity), buf + off * es, m * es);
             collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(comm->local_size - 1) * m * es);
         }
         collie_status st = collie__win_sync(comm);
@@ -69,6 +69,7 @@ const struct collie__algo collie__algo_broadcast_staged = {
     .wire = 7,
     .coll = COLLIE_COLL_BROADCAST,
     .scope = COLLIE_SCOPE_HOST,
+    .flags = COLLIE__ALGO_STAGES,
     .run = broadcast_staged,
     .cost = cost,
     .synced_cost = synced_cost,

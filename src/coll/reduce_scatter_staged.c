@@ -23,7 +23,7 @@ static collie_status reduce_scatter_staged(collie_comm *comm, const struct colli
     for (size_t off = 0; off < count; off += w) {
         size_t m = count - off < w ? count - off : w;
         unsigned parity = collie__win_exchange(comm, (size_t)n * m * es);
-        collie__stage_blocks(comm, parity, op->sendbuf, count, off, m, es);
+        collie__stage_blocks(comm, op, parity, off, m);
         collie_status st = collie__win_sync(comm);
         if (st != COLLIE_OK)
             return st;
@@ -55,6 +55,7 @@ const struct collie__algo collie__algo_reduce_scatter_staged = {
     .wire = 7,
     .coll = COLLIE_COLL_REDUCE_SCATTER,
     .scope = COLLIE_SCOPE_HOST,
+    .flags = COLLIE__ALGO_STAGES,
     .run = reduce_scatter_staged,
     .cost = reduce_scatter_staged_cost,
 };

@@ -15,6 +15,7 @@
 #include "../transport/shm.h"
 #include "algo.h"
 #include "cost.h"
+#include "cost_terms.h"
 
 /* The rates, read once per process: the defaults, then COLLIE_MACHINE's file over them. */
 static struct collie__machine rates;
@@ -204,7 +205,12 @@ collie_status collie__select_check_forced(collie_comm *comm)
  *     here.  Measured at 2 ranks in the middle state, the window beat
  *     direct by 1.2-1.6x where the rates put it up to 1.4x behind
  *     (allreduce, reduce_scatter, a broadcast's 16 MiB), and only tied
- *     where they put it 1.8x behind (alltoall).
+ *     where they put it 1.8x behind (alltoall);
+ *   - it streams: the window stages (COLLIE__ALGO_STAGES) and more than 2
+ *     ranks share the host, where far apart adaptive streams its slots,
+ *     which no fixed choice does (algo.h's collie__stage()).  The only
+ *     case on a host with more ranks than cores, where the model does not
+ *     price direct against the window (collie__cost_attach_offered()).
  * The rates put adaptive's own cost at three syncs, 0.84 us on 2 ranks;
  * measured, it took 0.25-0.9 us more than the window it ran at 16 KiB
  * (while every call probed, ten syncs, 1.3-2.9 us).
@@ -232,7 +238,10 @@ static const struct collie__algo *placed(const struct collie__machine *m,
     int affordable = learnt <= (1 + PROBE_SHARE) * fixed->cost(m, s, 1);
     int hedges = best != direct && learnt < d && learnt - w + d < best_far;
     int learns = (w < d ? d / w : w / d) <= LEARN_SPAN;
-    return affordable && (hedges || learns) ? adaptive : fixed;
+    const struct collie__algo *window = collie__adaptive_window(m, coll, bytes);
+    int streams = m->ranks_per_host > 2 && best != direct && (window->flags & COLLIE__ALGO_STAGES);
+    int weighed = !collie__cost_crowded(m) && (hedges || learns);
+    return affordable && (weighed || streams) ? adaptive : fixed;
 }
 
 const struct collie__algo *collie__select_on(const struct collie__machine *m, int coll,

@@ -8,9 +8,8 @@
 
 #include <string.h>
 
-#include "../reduce/copy.h"
-
 #include "../transport/shm.h"
+#include "algo.h"
 
 /* Elements of every block that one round moves: n of them fill a slot. */
 static inline size_t collie__block_window(const collie_comm *comm, size_t es)
@@ -31,18 +30,20 @@ static inline size_t collie__block_at(int from, int to, int n, size_t m, size_t 
 }
 
 /*
- * Copies elements [off, off+m) of each of the n blocks of src into the slot,
- * packed, but this rank's own block, which it takes from src itself.
+ * Copies elements [off, off+m) of each of the n blocks of op's input into
+ * the slot, packed (collie__stage()), but this rank's own block, which it
+ * takes from the input itself.
  */
-static inline void collie__stage_blocks(collie_comm *comm, unsigned parity,
-                                        const unsigned char *src, size_t count, size_t off,
-                                        size_t m, size_t es)
+static inline void collie__stage_blocks(collie_comm *comm, const struct collie__op *op,
+                                        unsigned parity, size_t off, size_t m)
 {
+    const unsigned char *src = op->sendbuf;
+    const size_t es = op->elem_size;
     unsigned char *slot = collie__win_slot(comm, comm->local_rank, parity);
     for (int b = 0; b < comm->local_size; b++)
         if (b != comm->local_rank)
-            collie__copy(slot + collie__block_at(comm->local_rank, b, comm->local_size, m, es),
-                         src + ((size_t)b * count + off) * es, m * es);
+            collie__stage(op, slot + collie__block_at(comm->local_rank, b, comm->local_size, m, es),
+                          src + ((size_t)b * op->count + off) * es, m * es);
     collie__count_sent(comm, COLLIE_LANE_COLL, (size_t)(comm->local_size - 1) * m * es);
 }
 

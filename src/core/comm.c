@@ -225,6 +225,7 @@ collie_comm *collie__comm_create(int rank, int size)
     comm->crowd_cpus = comm->cpus;
     comm->nt_min = (size_t)collie__config_int(COLLIE_CFG_NT_MIN);
     comm->p2p_piece = (size_t)collie__config_int(COLLIE_CFG_P2P_PIECE);
+    comm->stage_stream = (int)collie__config_int(COLLIE_CFG_STAGE_STREAM);
     comm->scratch_srcs = calloc((size_t)size, sizeof *comm->scratch_srcs);
     comm->family = calloc(1, sizeof *comm->family);
     if (!comm->scratch_srcs || !comm->family) {

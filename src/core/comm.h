@@ -108,6 +108,7 @@ struct collie_comm {
     double timeout_s;
     size_t nt_min;        /* COLLIE_NT_MIN: outputs this large bypass the caches; 0 never */
     size_t p2p_piece;     /* COLLIE_P2P_PIECE: the pipelined steps' piece; 0: whole ranges */
+    int stage_stream;     /* COLLIE_STAGE_STREAM: 1 stream the slots, 0 never, -1 far apart */
     uint64_t deadline_ns; /* of the bootstrap exchange in flight (waits in shm have their own) */
     struct collie__op_desc cur; /* the call in flight, its algorithm included */
     uint32_t seq;               /* collectives completed so far */

@@ -88,6 +88,11 @@
     X(NT_MIN, SIZE, "8M",                                                                          \
       "outputs of at least this many bytes are written with non-temporal "                         \
       "stores, which bypass the caches (0: never)")                                                \
+    X(STAGE_STREAM, INT, "-1",                                                                     \
+      "how ranks write the shared-memory staging slots of allgather, alltoall, broadcast and "     \
+      "reduce_scatter: 1 with non-temporal stores, so that their readers take them from "          \
+      "memory, 0 through the cache, -1: non-temporal where more than 2 ranks share the host and "  \
+      "the adaptive algorithm finds their CPUs share no cache")                                    \
     X(FUSION_BYTES, SIZE, "64M",                                                                   \
       "between collie_group_start and collie_group_end, consecutive "                              \
       "allreduces of one dtype and op are fused into buffers of at most "                          \

@@ -78,7 +78,8 @@ struct collie__op {
     collie_op op;
     int root;
     size_t elem_size;
-    int stream_out; /* write the output with non-temporal stores (COLLIE_NT_MIN) */
+    int stream_out;   /* write the output with non-temporal stores (COLLIE_NT_MIN) */
+    int stream_stage; /* write the staging slots so (COLLIE_STAGE_STREAM; adaptive.c) */
     const struct collie__nbr_plan *nbr; /* neighbour operations: the step (owned by the caller) */
 };
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #define COLLIE__ARM_SAMPLES 3    /* timings kept per arm: the fastest of them is its estimate */
-#define COLLIE__ARM_GAP_MIN 8    /* calls between re-timings of the slower arm, at first */
+#define COLLIE__ARM_GAP_MIN 16   /* calls between re-timings (two calls) of the slower, at first */
 #define COLLIE__ARM_GAP_MAX 256  /* ... and at most, doubling while it stays slower */
 #define COLLIE__ARM_TIME_EVERY 8 /* a settled winner is timed every this many of its calls */
 
@@ -27,22 +27,25 @@ struct collie__arms {
     uint16_t since;                      /* calls the winner ran since the other last did */
     uint8_t fresh;                       /* the winner's next calls timed, all of them */
     uint8_t untimed;                     /* the winner's calls since one was timed */
+    uint8_t retiming;                    /* the loser runs until a timing of it is kept */
+    uint8_t ran;                         /* 1 + the arm the last call ran (0: none yet) */
 };
 
 /*
- * The arm the next call runs: each COLLIE__ARM_SAMPLES times at first,
- * alternating (0, 1, 0, 1, 0, 1), so that neither alone pays a size's first
- * calls and each estimate holds a warm timing (measured at 2 ranks, 584 KB:
- * the window's first two calls took 1,104 and 706 us, its third 78, and it
- * settled at 53; with two timings each, direct won at 134 and ran the next
- * eight calls); then the faster by its fastest kept timing, except that
- * every `gap` calls the slower runs once more, gap doubling from
- * COLLIE__ARM_GAP_MIN to COLLIE__ARM_GAP_MAX while the winner holds and
- * starting over when it changes.  *timed says whether the call is to be
- * timed (and recorded): every call but a settled winner's, whose first
- * COLLIE__ARM_SAMPLES calls after it wins are timed and then one in
- * COLLIE__ARM_TIME_EVERY.  A timing costs its user a closing sync
- * (adaptive.c), which is why not every call has one.  Updates the schedule.
+ * The arm the next call runs: at first each until it holds
+ * COLLIE__ARM_SAMPLES timings, arm 0's calls then arm 1's, back to back
+ * (a size's first calls are cold: measured at 2 ranks, 584 KB, the
+ * window's first two took 1,104 and 706 us, its third 78, and it settled
+ * at 53); then the faster by its fastest kept timing, except that every
+ * `gap` calls the slower runs until one of its calls is timed, gap
+ * doubling from COLLIE__ARM_GAP_MIN to COLLIE__ARM_GAP_MAX while the
+ * winner holds and starting over when it changes.  *timed says whether the
+ * call is to be timed (and recorded): never a call that follows the other
+ * arm's (it pays for the caches that arm left: arms.c), else every call
+ * but a settled winner's, whose first COLLIE__ARM_SAMPLES calls after it
+ * wins are timed and then one in COLLIE__ARM_TIME_EVERY.  A timing costs
+ * its user a closing sync (adaptive.c), which is why not every call has
+ * one.  Updates the schedule.
  */
 int collie__arms_next(struct collie__arms *a, int *timed);
 /* Keeps a timing of `arm` (0 or 1), replacing its oldest beyond COLLIE__ARM_SAMPLES. */

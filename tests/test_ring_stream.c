@@ -13,7 +13,11 @@
  * Run as `collie run -n N test_ring_stream` with COLLIE_ALGO naming
  * broadcast:tree and allreduce:rabenseifner: ranks 2k and 2k+1 stream to
  * each other in turn (an odd last rank sits out the messages); then the
- * broadcast from each root in turn; then the allreduce.
+ * broadcast from each root in turn; then the allreduce.  With
+ * COLLIE_RING_HEAD=1 the small messages keep to the rings' heads, with 0
+ * they walk them whole; with `mixed` as its argument, each rank sets
+ * COLLIE_RING_HEAD to its rank's parity before init, and the ranks must
+ * still frame alike (local rank 0's value holds for the host).
  */
 #include "test_util.h"
 
@@ -67,8 +71,13 @@ static void stream(collie_comm *comm, unsigned char *buf, int from, int to)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "mixed")) {
+        const char *rank = getenv("COLLIE_RANK");
+        CHECK(rank, "mixed: COLLIE_RANK not set (run under collie run)");
+        setenv("COLLIE_RING_HEAD", atoi(rank) % 2 ? "0" : "1", 1);
+    }
     collie_comm *comm = test_init();
     const int me = collie_rank(comm), n = collie_size(comm), partner = me ^ 1;
     unsigned char *buf = malloc(LARGEST);

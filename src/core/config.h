@@ -85,6 +85,10 @@
       "1: ranks of one host may read each other's buffers directly (Linux "                        \
       "cross-memory attach, where the kernel allows it: probed at init), one "                     \
       "copy where staging takes two, when the cost model finds it faster; 0: never")               \
+    X(RING_HEAD, INT, "-1",                                                                        \
+      "1: loops of messages of 512 B-4 KiB between two ranks of a host keep to the first 16 KiB "  \
+      "of their ring, in the cores' first-level caches; 0: they walk the whole ring; -1: 1 on "    \
+      "AMD CPUs, 0 on others (local rank 0's value holds for the host)")                           \
     X(NT_MIN, SIZE, "8M",                                                                          \
       "outputs of at least this many bytes are written with non-temporal "                         \
       "stores, which bypass the caches (0: never)")                                                \

@@ -29,7 +29,7 @@
 #include "../reduce/copy.h"
 #include "wire.h"
 
-#define COLLIE_SHM_MAGIC 0x636f6c6c69650007ull /* "collie" + layout version */
+#define COLLIE_SHM_MAGIC 0x636f6c6c69650008ull /* "collie" + layout version */
 #define COLLIE_SHM_BLOCK 128
 
 /* One set of rings per message channel of wire.h (collectives, user send/recv). */
@@ -80,7 +80,7 @@ enum collie__abort_state { COLLIE_ABORT_NONE, COLLIE_ABORT_WRITING, COLLIE_ABORT
 struct collie__shm_header {
     uint64_t magic;
     uint32_t nranks;
-    uint32_t reserved;
+    uint32_t ring_head; /* the leader's COLLIE_RING_HEAD, resolved: every rank frames alike */
     uint64_t slot_bytes;
     uint64_t ring_bytes;
     uint64_t total_bytes;
@@ -125,6 +125,7 @@ struct collie__shm {
     _Atomic int cpu;         /* the CPU this rank last published in its ctl (both lanes may wait) */
     int may_move;            /* ranks <= CPUs: leave a CPU shared with a peer (shm_wait.c) */
     int crowded;             /* more ranks than CPUs: small rounds alone move (win_round) */
+    int ring_head;           /* small messages keep to each ring's head (shm_xfer.c) */
     int attach;              /* every rank of the communicator reads its local peers' memory */
     uint32_t attach_call_ns; /* one such read's system call (collie__attach_call_s) */
     struct collie__peer_mem *peers; /* their collie_mem segments (shm_mem.c); NULL: none */

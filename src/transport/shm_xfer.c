@@ -40,11 +40,11 @@ static size_t put(unsigned char *ring, uint32_t cap, uint32_t *head, uint32_t ro
  * tree's broadcast or reduction, a stream of sends) walked the whole ring,
  * so a line came round again only after it had left both cores' first-level
  * caches: the sender's store and the receiver's load each fetched it from
- * further out.  Measured at 2 ranks, a tree broadcast in a loop on a 16 KiB
- * ring against the 256 KiB one: 1 KiB 0.12 against 0.24 us with the cores
- * close, 0.44 against 0.86 apart; 4 KiB 0.43 against 0.57 and 1.54 against
- * 2.20 (a 32 KiB ring gained nothing: with the call's buffers it overflows
- * the 32 KiB cache).  So after a message of HOT_MSG_MIN to SMALL_MSG ring
+ * further out.  Measured at 2 ranks on an AMD EPYC, a tree broadcast in a
+ * loop on a 16 KiB ring against the 256 KiB one: 1 KiB 0.12 against 0.24
+ * us with the cores close, 0.44 against 0.86 apart; 4 KiB 0.43 against
+ * 0.57 and 1.54 against 2.20 (a 32 KiB ring gained nothing: with the
+ * call's buffers it overflows the 32 KiB cache).  So after a message of HOT_MSG_MIN to SMALL_MSG ring
  * bytes, the next one starts at the ring's start again once it could pass
  * the first RING_HOT bytes: both ends know the last message's size and
  * where it ended, and skip alike without a word.  Large messages still
@@ -53,7 +53,9 @@ static size_t put(unsigned char *ring, uint32_t cap, uint32_t *head, uint32_t ro
  * ranks than CPUs a sender that runs many messages ahead is what makes a
  * loop fast (a rank is switched in once per many calls): 4 ranks on 2
  * cores took 0.24 us a 1 KiB tree broadcast on the whole ring, 0.73-0.89
- * brought back, so there the whole ring stays in use.
+ * brought back, so there the whole ring stays in use.  On an Intel Xeon
+ * the head lost 2.2-2.5x (1-4 KiB), so the host's leader decides whether
+ * to keep it (s->ring_head, shm.c's ring_head_choice()).
  */
 #define RING_HOT ((uint32_t)COLLIE__RING_HOT_BYTES)
 #define SMALL_MSG (RING_HOT / 4 + (uint32_t)HDR)
@@ -62,8 +64,8 @@ static size_t put(unsigned char *ring, uint32_t cap, uint32_t *head, uint32_t ro
 static size_t skip_before(const struct collie__shm *s, uint32_t last, uint32_t pos)
 {
     uint32_t cap = (uint32_t)s->map.ring_bytes, at = pos % cap;
-    if (s->crowded || cap < 4 * RING_HOT || last < HOT_MSG_MIN || last > SMALL_MSG ||
-        at <= RING_HOT - SMALL_MSG)
+    if (!s->ring_head || s->crowded || cap < 4 * RING_HOT || last < HOT_MSG_MIN ||
+        last > SMALL_MSG || at <= RING_HOT - SMALL_MSG)
         return 0;
     return cap - at;
 }

@@ -18,9 +18,9 @@
  * three timings: a rank that loses the CPU only ever runs slower), and a
  * loser re-timed on a doubling gap, so that a change of state is noticed
  * within a few hundred calls at worst and costs at most two of the loser's
- * calls in COLLIE__ARM_GAP_MAX once settled.  A stale fast timing of the loser is
- * corrected by running it: it then runs every call, its timings refresh
- * within three, and the winner returns if it was one.
+ * calls in COLLIE__ARM_GAP_MAX once settled.  A stale fast timing of the
+ * loser is corrected by running it: it then runs every call, its timings
+ * refresh within three, and the winner returns if it was one.
  *
  * Only calls that follow a call of the same arm are timed.  The first call
  * after a switch finds the caches as the other arm left them: at 4 ranks

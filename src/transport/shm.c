@@ -80,8 +80,9 @@ static void set_wait_policy(struct collie__shm *s, int ranks, int cpus)
  * COLLIE_RING_HEAD, by default on AMD CPUs.  At 2 ranks a tree broadcast
  * of 1-4 KiB in a loop took half the time at the head on an AMD EPYC (Zen
  * 4), near and far apart, and 2.2-2.5x longer on an Intel Xeon (Sapphire
- * Rapids), where a 64 KiB head was no better: the lines just read by the
- * other core cost more to write again there than lines a lap old.
+ * Rapids), where a 64 KiB head was no better: not how far the sender may
+ * run ahead, then, but (not yet measured apart) the lines the other core
+ * just read costing more to write again than lines a lap old.
  */
 static uint32_t ring_head_choice(void)
 {

@@ -44,10 +44,11 @@ static size_t put(unsigned char *ring, uint32_t cap, uint32_t *head, uint32_t ro
  * loop on a 16 KiB ring against the 256 KiB one: 1 KiB 0.12 against 0.24
  * us with the cores close, 0.44 against 0.86 apart; 4 KiB 0.43 against
  * 0.57 and 1.54 against 2.20 (a 32 KiB ring gained nothing: with the
- * call's buffers it overflows the 32 KiB cache).  So after a message of HOT_MSG_MIN to SMALL_MSG ring
- * bytes, the next one starts at the ring's start again once it could pass
- * the first RING_HOT bytes: both ends know the last message's size and
- * where it ended, and skip alike without a word.  Large messages still
+ * call's buffers it overflows the 32 KiB cache).  So after a message of
+ * HOT_MSG_MIN to SMALL_MSG ring bytes, the next one starts at the ring's
+ * start again once it could pass the first RING_HOT bytes: both ends know
+ * the last message's size and where it ended, and skip alike without a
+ * word.  Large messages still
  * stream through the whole ring; so do messages of a few lines, which ran
  * 0.08-0.10 us either way and up to 0.03 slower brought back.  With more
  * ranks than CPUs a sender that runs many messages ahead is what makes a

@@ -5,7 +5,7 @@
  * faster after, the slower re-timed on a doubling gap, a settled winner
  * timed one call in COLLIE__ARM_TIME_EVERY, a preempted call that changes
  * nothing, a change of state followed both ways, and no call timed that
- * follows the other arm's.
+ * follows the other arm's; the calls a settled winner is granted.
  */
 #include "coll/arms.h"
 #include "test_util.h"
@@ -51,8 +51,72 @@ static void run_switching(struct collie__arms *a, int calls, const unsigned warm
     }
 }
 
+/*
+ * As run(), but each call that asks may be granted up to `most` calls more
+ * of its arm (collie__arms_batch(), as adaptive.c asks), which run untimed;
+ * counts the calls that asked in *asked and the largest grant in *largest.
+ */
+static void run_granted(struct collie__arms *a, int calls, const unsigned ns[2], uint32_t most,
+                        int runs[2], int *asked, uint32_t *largest)
+{
+    runs[0] = runs[1] = timed_runs[0] = timed_runs[1] = *asked = 0;
+    *largest = 0;
+    for (int c = 0; c < calls; (*asked)++) {
+        int timed;
+        int arm = collie__arms_next(a, &timed);
+        uint32_t granted = collie__arms_batch(a, arm, timed, most);
+        if (granted > *largest)
+            *largest = granted;
+        runs[arm] += 1 + (int)granted;
+        c += 1 + (int)granted;
+        if (timed) {
+            timed_runs[arm]++;
+            collie__arms_record(a, arm, ns[arm]);
+        }
+    }
+}
+
+/*
+ * Grants: none while the arms learn, nor to the loser; a settled winner's
+ * run to its next re-timing of the loser, so that the loser runs as often
+ * as without them, and no grant exceeds what the caller allows.
+ */
+static void grants(void)
+{
+    struct collie__arms a = {0};
+    const unsigned one_faster[2] = {300, 100};
+    int runs[2], asked;
+    uint32_t largest;
+    run_granted(&a, 11, one_faster, 1000, runs, &asked, &largest);
+    CHECK(largest == 0 && asked == 11, "granted %u calls while learning (%d asked)", largest,
+          asked);
+    run_granted(&a, 1000, one_faster, 1000, runs, &asked, &largest);
+    CHECK(runs[0] == 12, "the slower arm ran %d times in 1000 calls with grants, not 12", runs[0]);
+    CHECK(asked <= 40, "%d of 1000 calls asked", asked);
+    /* the last gap's calls but the loser's two, the winner's cold one and its timed one */
+    CHECK(largest == COLLIE__ARM_GAP_MAX - 2, "largest grant %u calls, not %d", largest,
+          COLLIE__ARM_GAP_MAX - 2);
+    /* a grant follows a timing of the winner: at least one between re-timings of the loser */
+    CHECK(timed_runs[1] >= 6, "the winner was timed %d times in 1000 calls", timed_runs[1]);
+
+    struct collie__arms b = {0};
+    run_granted(&b, 1000, one_faster, 5, runs, &asked, &largest);
+    /* its four calls while learning, then the same re-timings as above */
+    CHECK(largest == 5 && runs[0] == 4 + 12, "allowed 5, granted %u (the slower arm ran %d times)",
+          largest, runs[0]);
+
+    /* The winner slows: its timings at the calls that ask find it out, and the other wins. */
+    const unsigned one_slower[2] = {300, 500};
+    run_granted(&a, 2000, one_slower, 1000, runs, &asked, &largest);
+    int before = runs[1];
+    run_granted(&a, 200, one_slower, 1000, runs, &asked, &largest);
+    CHECK(runs[0] >= 190, "after the winner slowed, arm 0 ran %d of 200 (arm 1 %d of 2000 before)",
+          runs[0], before);
+}
+
 int main(void)
 {
+    grants();
     struct collie__arms a = {0};
     /*
      * Each arm back to back until it holds three timings, arm 0's first:

@@ -60,7 +60,7 @@ done
 expect_status 0 env COLLIE_DEBUG=TRACE COLLIE_ALGO=alltoall:adaptive \
     COLLIE_MACHINE="$dir/slow_pair.machine" "$collie" run -n 2 "$test_coll" alltoall
 for algo in staged pairwise direct; do
-    expect_output "alltoall of [0-9]+ bytes \(near\): window [0-9.]+ us, direct [0-9.]+ us: runs $algo\$"
+    expect_output "alltoall of [0-9]+ bytes \(near\): window [0-9.]+ us, direct [0-9.]+ us: runs $algo(,|\$)"
 done
 # The probe: in the first call, then once a millisecond at most; the calls between sync once.
 probes=$(printf '%s\n' "$out" | grep -c "alltoall: a sync in")

@@ -22,6 +22,10 @@
  * apart modulo 4 KiB, where the kernel's copy between them crawls and the
  * single copies go by a placed buffer instead (transport/shm_attach.c).
  *
+ * COLLIE_TEST_REPEAT=N runs every case N times in a row, so that a size's
+ * calls repeat as a training loop's do (adaptive.c then runs granted calls
+ * that do not ask local rank 0: each is checked as the first was).
+ *
  * COLLIE_TEST_MEM=all takes every buffer from collie_mem_alloc, which peers
  * map and copy from as their own (transport/shm_mem.c); =even on even ranks
  * only, so that calls mix mapped and kernel copies.  A buffer that grows is
@@ -54,7 +58,7 @@ static int large_count_dtype(collie_dtype t)
 
 static int rank, size;
 static long failures, cases;
-static int nonblocking, skew, mem;
+static int nonblocking, skew, mem, repeat = 1;
 
 /* The requests around a non-blocking case: one issued before it, one after. */
 static struct {
@@ -480,6 +484,8 @@ int main(int argc, char **argv)
     const char *sk = getenv("COLLIE_TEST_SKEW");
     skew = sk && *sk == '1';
     rank = collie_rank(comm);
+    const char *rp = getenv("COLLIE_TEST_REPEAT");
+    repeat = rp && atoi(rp) > 0 ? atoi(rp) : 1;
     const char *me = getenv("COLLIE_TEST_MEM");
     mem = me && (!strcmp(me, "all") || (!strcmp(me, "even") && rank % 2 == 0));
     size = collie_size(comm);
@@ -526,8 +532,9 @@ int main(int argc, char **argv)
                     continue;
                 for (int mode = 0; mode < modes; mode++)
                     for (int root = 0; root<(rooted ? size : 1); root += size> 1 ? size - 1 : 1)
-                        run_case(comm, coll, (collie_dtype)t, (collie_op)op, count, mode,
-                                 rooted ? root : -1);
+                        for (int r = 0; r < repeat; r++)
+                            run_case(comm, coll, (collie_dtype)t, (collie_op)op, count, mode,
+                                     rooted ? root : -1);
             }
     }
     CHECK_OK(comm, collie_finalize(comm));

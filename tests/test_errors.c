@@ -14,6 +14,10 @@
  *                 every rank gets MISMATCH naming both calls (root, on a host with
  *                 more ranks than cores: a rank that only sent may get it at its
  *                 next call)
+ * granted         (run with COLLIE_ALGO=allreduce:adaptive) 300 allreduces of one size,
+ *                 each checked, and then rank 1 calls 4 bytes more: every rank gets
+ *                 MISMATCH naming both calls, the ones in a call granted without a
+ *                 verdict (adaptive.c) included, within seconds
  * sigkill         rank 1 is SIGKILLed between collectives: the others get PEER_LOST
  * sigkill-mid     rank 1 is SIGKILLed 1 ms into its fourth of a loop of large collectives
  *                 (COLLIE_TEST_COLL: allgather, alltoall, broadcast or allreduce; with
@@ -261,6 +265,31 @@ static void mismatch(const char *kind)
                                                 : "root=1";
     CHECK(strstr(msg, want) && strstr(msg, !strcmp(kind, "root") ? "root=0" : "allreduce"),
           "message does not show both sides: %s", msg);
+    expect_sticky(COLLIE_ERR_MISMATCH);
+}
+
+static void granted(void)
+{
+    enum { COUNT = 16384 };
+    static float x[COUNT + 1];
+    for (int call = 0; call < 300; call++) {
+        for (int i = 0; i < COUNT; i++)
+            x[i] = (float)(rank + (call + i) % 8);
+        collie_status st = collie_allreduce(comm, x, x, COUNT, COLLIE_FLOAT32, COLLIE_SUM);
+        CHECK(st == COLLIE_OK, "call %d: %s (%s)", call, collie_strerror(st),
+              collie_last_error(comm));
+        for (int i = 0; i < COUNT; i++) {
+            float want = (float)(size * (size - 1) / 2 + size * ((call + i) % 8));
+            CHECK(x[i] == want, "call %d element %d: %g, want %g", call, i, (double)x[i],
+                  (double)want);
+        }
+    }
+    double t0 = test_seconds();
+    collie_status st =
+        collie_allreduce(comm, x, x, rank == 1 ? COUNT + 1 : COUNT, COLLIE_FLOAT32, COLLIE_SUM);
+    expect(st, COLLIE_ERR_MISMATCH, "called", "the call after 300 granted ones");
+    CHECK(test_seconds() - t0 < test_time(10), "rank %d: the mismatch took %.1f s to fail", rank,
+          test_seconds() - t0);
     expect_sticky(COLLIE_ERR_MISMATCH);
 }
 
@@ -732,6 +761,8 @@ int main(int argc, char **argv)
         p2p(1);
     else if (!strcmp(s, "p2p-data"))
         p2p(0);
+    else if (!strcmp(s, "granted"))
+        granted();
     else if (!strcmp(s, "sigkill"))
         sigkill();
     else if (!strcmp(s, "sigkill-mid"))

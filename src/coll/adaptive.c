@@ -34,13 +34,19 @@
  * allgather, alltoall) run direct without timing; with more, their window
  * streams its slots and is timed too: see learns_far().  Its verdict
  * rides with the call's sync (collie__win_carry()): the algorithm, the
- * placement and whether the next call probes; every rank runs the
- * algorithm rank 0 chose, so all run the same one, and all probe alike.  A call that does not probe
- * costs one sync more than its branch; one that does, nine (at 2 ranks
- * 1.3-2.9 us, measured when every call probed).  The verdict takes no
- * round of the slots: one would put every branch round on one parity, and
- * at 2 ranks a twoshot of 40-72 KiB ran 0.9-2.0 us slower so than alone
- * (adaptive's 64 KiB allreduce 8.5-8.8 us, against 6.7-7.0 carried).
+ * placement, whether the next call probes, and how many calls of the same
+ * bytes after it run the same without asking (a grant: arms.c's
+ * collie__arms_batch(), a settled winner's calls up to the next probe or
+ * re-timing); every rank runs the algorithm rank 0 chose, so all run the
+ * same one, and all probe alike.  A call that asks costs one sync more
+ * than its branch; one that probes, nine (at 2 ranks 1.3-2.9 us, measured
+ * when every call probed); a granted call, none.  Asking every call cost
+ * 1-2 us a call at 64 KiB on 4 ranks on 2 CPUs and 2-5 at 8 (allgather:
+ * 11.0-11.1 against 9.3-10.0 granted, 20.9-21.1 against 16.5-19.4).  The verdict
+ * takes no round of the slots: one would put every branch round on one
+ * parity, and at 2 ranks a twoshot of 40-72 KiB ran 0.9-2.0 us slower so
+ * than alone (adaptive's 64 KiB allreduce 8.5-8.8 us, against 6.7-7.0
+ * carried).
  *
  * The two branches may order a reduction's sums differently: a float sum
  * of one input may differ in its last bits between calls, as it may in
@@ -145,20 +151,26 @@ static collie_status probe(collie_comm *comm, double *fastest)
     return COLLIE_OK;
 }
 
+/* The size class of a call of `bytes`: the power of two at or below them. */
+static int size_class(size_t bytes)
+{
+    int c = 0;
+    while (c < COLLIE__SIZE_CLASSES - 1 && (bytes >> (c + 1)))
+        c++;
+    return c;
+}
+
 /* Local rank 0's timings of op's two branches in one placement (far: 1); NULL without memory. */
-#define SIZE_CLASSES 48 /* powers of two up to 128 TiB */
 static struct collie__arms *arms_of(collie_comm *comm, const struct collie__op *op, int far)
 {
     if (!comm->coll->arms)
-        comm->coll->arms = calloc(2 * COLLIE_COLL_COUNT * SIZE_CLASSES, sizeof *comm->coll->arms);
+        comm->coll->arms =
+            calloc(2 * COLLIE_COLL_COUNT * COLLIE__SIZE_CLASSES, sizeof *comm->coll->arms);
     if (!comm->coll->arms)
         return NULL;
-    size_t bytes = op->count * op->elem_size;
-    int size_class = 0;
-    while (size_class < SIZE_CLASSES - 1 && (bytes >> (size_class + 1)))
-        size_class++;
     size_t coll = (size_t)(far ? COLLIE_COLL_COUNT : 0) + (size_t)op->desc.coll;
-    return &comm->coll->arms[coll * SIZE_CLASSES + (size_t)size_class];
+    int cls = size_class(op->count * op->elem_size);
+    return &comm->coll->arms[coll * COLLIE__SIZE_CLASSES + (size_t)cls];
 }
 
 /*
@@ -190,16 +202,60 @@ static int stream_stage(const collie_comm *comm, int far)
     return comm->stage_stream < 0 ? far && comm->local_size > 2 : comm->stage_stream > 0;
 }
 
-/* Local rank 0's verdict word: the algorithm every rank runs, and whether the next call probes. */
-#define VERDICT_ALGO 0xffffu
-#define VERDICT_SKIP_PROBE (1u << 16)
-#define VERDICT_TIMED (1u << 17) /* the call ends with a sync, and local rank 0 times it */
-#define VERDICT_FAR (1u << 18)   /* local rank 0 last found the CPUs far apart */
+/*
+ * Local rank 0's verdict word: the algorithm every rank runs, whether the
+ * next call probes, and how many calls of the same bytes after this one
+ * run the same without asking (collie__arms_batch()).
+ */
+#define VERDICT_ALGO 0xffu /* its number: below COLLIE__ALGO_WIRE_LIMIT */
+#define VERDICT_SKIP_PROBE (1u << 8)
+#define VERDICT_TIMED (1u << 9) /* the call ends with a sync, and local rank 0 times it */
+#define VERDICT_FAR (1u << 10)  /* local rank 0 last found the CPUs far apart */
+#define VERDICT_BATCH_SHIFT 16  /* the calls granted */
+
+/* Runs `branch` in the placement given (far: 1); times it, closing with a sync, where timed. */
+static collie_status run_branch(collie_comm *comm, const struct collie__op *op,
+                                const struct collie__algo *branch, int far, int timed,
+                                struct collie__arms *arms, int arm)
+{
+    /*
+     * A timed call ends with a sync: a rank's own time misses its peers'
+     * work after it leaves (a broadcast's root leaves staged as soon as its
+     * slot is full), and learning from the root's time alone took a 64 KiB
+     * broadcast from 3.0 to 8.4-9.2 us.  Syncing every call would cost one
+     * more sync each; arms.c asks for one in COLLIE__ARM_TIME_EVERY once
+     * settled.
+     */
+    struct collie__op placed_op = *op;
+    placed_op.stream_stage = stream_stage(comm, far);
+    uint64_t t0 = collie__now_ns();
+    collie_status st = branch->run(comm, &placed_op);
+    if (timed) { /* a failed rank syncs too: its peers then learn at once */
+        collie_status last = collie__win_sync(comm);
+        if (arms && st == COLLIE_OK && last == COLLIE_OK)
+            collie__arms_record(arms, arm, collie__now_ns() - t0);
+        st = st != COLLIE_OK ? st : last;
+    }
+    return st;
+}
 
 static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
 {
     const enum collie__coll coll = (enum collie__coll)op->desc.coll;
     const size_t bytes = op->count * op->elem_size;
+    /*
+     * A granted call runs the branch of the verdict that granted it, with
+     * no sync of its own: every rank holds the same grant, counts the same
+     * calls down and runs the same branch, whose first sync compares the
+     * ranks' descriptors.  A call of other bytes in the size class asks,
+     * on every rank alike, and its verdict replaces the grant.
+     */
+    struct collie__batch *granted = &comm->coll->batches[coll][size_class(bytes)];
+    if (granted->left && granted->bytes == bytes) {
+        granted->left--;
+        const struct collie__algo *branch = collie__algo_of_wire(coll, granted->wire);
+        return run_branch(comm, op, branch, granted->far, 0, NULL, 0);
+    }
     struct collie__placement *placed = &comm->coll->placement;
     double sync_s = 0;
     const int probing = !placed->skip_probe; /* the same on every rank: the last verdict's */
@@ -227,15 +283,31 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
         arm = arms ? collie__arms_next(arms, &timed) : 1;
         const struct collie__algo *run =
             arm ? collie__adaptive_direct(coll) : collie__adaptive_window(&m, coll, bytes);
-        int skip = now - placed->probed_ns < COLLIE__ADAPTIVE_PROBE_NS;
+        /*
+         * A settled winner runs the calls until the next probe falls due
+         * (at its own time a call) without asking: a call that asks costs
+         * a sync of every rank, dear on a crowded host (above).
+         */
+        uint64_t since_probe = now - placed->probed_ns, each = 0;
+        uint32_t grant = 0;
+        if (arms && since_probe < COLLIE__ADAPTIVE_PROBE_NS) {
+            each = collie__arms_estimate(arms, arm);
+            grant = collie__arms_batch(
+                arms, arm, timed,
+                (uint32_t)((COLLIE__ADAPTIVE_PROBE_NS - since_probe) / (each ? each : 1)));
+        }
+        int skip = since_probe + (grant ? (grant + 1) * each : 0) < COLLIE__ADAPTIVE_PROBE_NS;
         uint32_t verdict = (uint32_t)run->wire | (skip ? VERDICT_SKIP_PROBE : 0) |
-                           (timed ? VERDICT_TIMED : 0) | (placed->far ? VERDICT_FAR : 0);
+                           (timed ? VERDICT_TIMED : 0) | (placed->far ? VERDICT_FAR : 0) |
+                           grant << VERDICT_BATCH_SHIFT;
         memcpy(collie__win_carry(comm), &verdict, sizeof verdict);
         if (arms)
-            COLLIE_TRACE("coll", "%s of %zu bytes (%s): window %.1f us, direct %.1f us: runs %s",
+            COLLIE_TRACE("coll",
+                         "%s of %zu bytes (%s): window %.1f us, direct %.1f us: runs %s, "
+                         "%u more calls granted",
                          collie__coll_name(coll), bytes, placed->far ? "far" : "near",
                          collie__arms_estimate(arms, 0) * 1e-3,
-                         collie__arms_estimate(arms, 1) * 1e-3, run->name);
+                         collie__arms_estimate(arms, 1) * 1e-3, run->name, grant);
         else
             COLLIE_TRACE("coll", "%s of %zu bytes (%s): runs %s", collie__coll_name(coll), bytes,
                          placed->far ? "far" : "near", run->name);
@@ -253,25 +325,11 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
         return collie__fail(comm, COLLIE_ERR_INTERNAL,
                             "%s: local rank 0 chose algorithm %u, which it has not",
                             collie__coll_name(coll), verdict & VERDICT_ALGO);
-    /*
-     * A timed call ends with a sync: a rank's own time misses its peers'
-     * work after it leaves (a broadcast's root leaves staged as soon as its
-     * slot is full), and learning from the root's time alone took a 64 KiB
-     * broadcast from 3.0 to 8.4-9.2 us.  Syncing every call would cost one
-     * more sync each; arms.c asks for one in COLLIE__ARM_TIME_EVERY once
-     * settled.
-     */
-    struct collie__op placed_op = *op;
-    placed_op.stream_stage = stream_stage(comm, (verdict & VERDICT_FAR) != 0);
-    uint64_t t0 = collie__now_ns();
-    st = branch->run(comm, &placed_op);
-    if (verdict & VERDICT_TIMED) { /* a failed rank syncs too: its peers then learn at once */
-        collie_status last = collie__win_sync(comm);
-        if (arms && st == COLLIE_OK && last == COLLIE_OK)
-            collie__arms_record(arms, arm, collie__now_ns() - t0);
-        st = st != COLLIE_OK ? st : last;
-    }
-    return st;
+    granted->bytes = bytes;
+    granted->left = (uint16_t)(verdict >> VERDICT_BATCH_SHIFT);
+    granted->wire = (uint8_t)branch->wire;
+    granted->far = (verdict & VERDICT_FAR) != 0;
+    return run_branch(comm, op, branch, granted->far, (verdict & VERDICT_TIMED) != 0, arms, arm);
 }
 
 /*
@@ -280,8 +338,10 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
  * these rates see them; select.c runs it where the rates may be wrong
  * about which.  Its own cost: the verdict's sync, local rank 0's
  * bookkeeping and its tries of the slower branch, measured at 2 ranks,
- * 16 KiB, as 0.25-0.9 us over the window it ran, about three syncs.  Its
- * probe's syncs come once a millisecond (COLLIE__ADAPTIVE_PROBE_NS): no
+ * 16 KiB, as 0.25-0.9 us over the window it ran, about three syncs, while
+ * every call asked.  Granted calls ask no more, but a size's first calls
+ * learn, running both branches and asking each time, so the price stays.
+ * Its probe's syncs come once a millisecond (COLLIE__ADAPTIVE_PROBE_NS): no
  * call's share of them counts.  Where the model does not price direct (a
  * host with more ranks than cores: collie__cost_attach_offered()), the
  * window's time stands for both: adaptive times direct before it runs it.

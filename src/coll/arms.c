@@ -62,6 +62,7 @@ static int pick(struct collie__arms *a, int *timed)
         return !winner;
     }
     a->since++;
+    a->fresh_call = a->fresh != 0;
     if (a->fresh) {
         a->fresh--;
         return winner;
@@ -79,6 +80,20 @@ int collie__arms_next(struct collie__arms *a, int *timed)
         *timed = 0;
     }
     return arm;
+}
+
+uint32_t collie__arms_batch(struct collie__arms *a, int arm, int timed, uint32_t most)
+{
+    if (!most || arm != a->winner || !a->gap || a->fresh_call || a->retiming || a->since >= a->gap)
+        return 0;
+    /* the winner's next call that asks is timed, and the grant comes after a timing */
+    a->untimed = COLLIE__ARM_TIME_EVERY - 1;
+    if (!timed)
+        return 0;
+    uint32_t n = (uint32_t)(a->gap - a->since);
+    n = n < most ? n : most;
+    a->since = (uint16_t)(a->since + n);
+    return n;
 }
 
 void collie__arms_record(struct collie__arms *a, int arm, uint64_t ns)

@@ -26,6 +26,7 @@ struct collie__arms {
     uint16_t gap;                        /* calls between re-timings of the other (0: none yet) */
     uint16_t since;                      /* calls the winner ran since the other last did */
     uint8_t fresh;                       /* the winner's next calls timed, all of them */
+    uint8_t fresh_call;                  /* the last call asked for was one of those */
     uint8_t untimed;                     /* the winner's calls since one was timed */
     uint8_t retiming;                    /* the loser runs until a timing of it is kept */
     uint8_t ran;                         /* 1 + the arm the last call ran (0: none yet) */
@@ -48,6 +49,17 @@ struct collie__arms {
  * one.  Updates the schedule.
  */
 int collie__arms_next(struct collie__arms *a, int *timed);
+/*
+ * After collie__arms_next() chose `arm` and said whether the call is
+ * timed: how many of the calls that follow may run it too without asking,
+ * at most `most`, counted as its calls (0: the next call asks).  Only a
+ * settled winner's timed call is granted, up to the next re-timing of the
+ * loser; a winner's call that asks after a grant, or after an untimed call
+ * that could have been granted, is timed.  So the winner is timed at least
+ * once between re-timings and refreshes its estimate as before.  Updates
+ * the schedule.
+ */
+uint32_t collie__arms_batch(struct collie__arms *a, int arm, int timed, uint32_t most);
 /* Keeps a timing of `arm` (0 or 1), replacing its oldest beyond COLLIE__ARM_SAMPLES. */
 void collie__arms_record(struct collie__arms *a, int arm, uint64_t ns);
 /* arm's estimate in nanoseconds, the fastest of its kept timings; UINT32_MAX while none. */

@@ -18,6 +18,9 @@ struct collie__arms;
 
 struct collie__algo;
 
+/* Sizes adaptive.c tells apart: powers of two up to 128 TiB. */
+#define COLLIE__SIZE_CLASSES 48
+
 /* Algorithm numbers stay below this (registry.c checks): algo_logged keeps a bit for each. */
 #define COLLIE__ALGO_WIRE_LIMIT 32
 
@@ -46,6 +49,17 @@ struct collie__coll_state {
         uint64_t probed_ns;
         uint8_t far, skip_probe;
     } placement;
+    /*
+     * adaptive.c's granted calls, per collective and size class (a power of
+     * two), every rank's copy of local rank 0's verdict: the branch that
+     * the next `left` calls of exactly `bytes` run without asking, and the
+     * placement they run in.
+     */
+    struct collie__batch {
+        size_t bytes;
+        uint16_t left;
+        uint8_t wire, far;
+    } batches[COLLIE_COLL_COUNT][COLLIE__SIZE_CLASSES];
     double link_alpha, link_beta; /* measured at init between hosts (link_probe.c); 0: not */
 };
 

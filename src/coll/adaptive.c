@@ -35,18 +35,18 @@
  * streams its slots and is timed too: see learns_far().  Its verdict
  * rides with the call's sync (collie__win_carry()): the algorithm, the
  * placement, whether the next call probes, and how many calls of the same
- * bytes after it run the same without asking (a grant: arms.c's
- * collie__arms_batch(), a settled winner's calls up to the next probe or
- * re-timing); every rank runs the algorithm rank 0 chose, so all run the
- * same one, and all probe alike.  A call that asks costs one sync more
- * than its branch; one that probes, nine (at 2 ranks 1.3-2.9 us, measured
- * when every call probed); a granted call, none.  Asking every call cost
- * 1-2 us a call at 64 KiB on 4 ranks on 2 CPUs and 2-5 at 8 (allgather:
- * 11.0-11.1 against 9.3-10.0 granted, 20.9-21.1 against 16.5-19.4).  The verdict
- * takes no round of the slots: one would put every branch round on one
- * parity, and at 2 ranks a twoshot of 40-72 KiB ran 0.9-2.0 us slower so
- * than alone (adaptive's 64 KiB allreduce 8.5-8.8 us, against 6.7-7.0
- * carried).
+ * bytes after it run the same without asking (a grant: a settled winner's
+ * calls up to the next probe or re-timing, arms.c's collie__arms_batch();
+ * a branch it does not learn, far apart, up to the next probe).  Every
+ * rank runs the algorithm rank 0 chose, so all run the same one, and all
+ * probe alike.  A call that asks costs one sync more than its branch; one
+ * that probes, nine (at 2 ranks 1.3-2.9 us, measured when every call
+ * probed); a granted call, none.  Asking every call cost 1-2 us a call at
+ * 64 KiB on 4 ranks on 2 CPUs and 2-5 at 8 (allgather: 11.0-11.1 against
+ * 9.3-10.0 granted, 20.9-21.1 against 16.5-19.4).  The verdict takes no
+ * round of the slots: one would put every branch round on one parity, and
+ * at 2 ranks a twoshot of 40-72 KiB ran 0.9-2.0 us slower so than alone
+ * (adaptive's 64 KiB allreduce 8.5-8.8 us, against 6.7-7.0 carried).
  *
  * The two branches may order a reduction's sums differently: a float sum
  * of one input may differ in its last bits between calls, as it may in
@@ -224,7 +224,7 @@ static collie_status run_branch(collie_comm *comm, const struct collie__op *op,
      * slot is full), and learning from the root's time alone took a 64 KiB
      * broadcast from 3.0 to 8.4-9.2 us.  Syncing every call would cost one
      * more sync each; arms.c asks for one in COLLIE__ARM_TIME_EVERY once
-     * settled.
+     * settled, and before each grant.
      */
     struct collie__op placed_op = *op;
     placed_op.stream_stage = stream_stage(comm, far);
@@ -286,16 +286,22 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
         /*
          * A settled winner runs the calls until the next probe falls due
          * (at its own time a call) without asking: a call that asks costs
-         * a sync of every rank, dear on a crowded host (above).
+         * a sync of every rank, dear on a crowded host (above).  So does a
+         * branch run unlearned (far apart, a copy's direct at 2 ranks), at
+         * the time local rank 0 took for its last call of these bytes.
          */
         uint64_t since_probe = now - placed->probed_ns, each = 0;
-        uint32_t grant = 0;
-        if (arms && since_probe < COLLIE__ADAPTIVE_PROBE_NS) {
+        uint32_t grant = 0, most = 0;
+        if (arms)
             each = collie__arms_estimate(arms, arm);
-            grant = collie__arms_batch(
-                arms, arm, timed,
-                (uint32_t)((COLLIE__ADAPTIVE_PROBE_NS - since_probe) / (each ? each : 1)));
-        }
+        else if (granted->bytes == bytes)
+            each = granted->untimed_ns;
+        if (each && since_probe < COLLIE__ADAPTIVE_PROBE_NS)
+            most = (uint32_t)((COLLIE__ADAPTIVE_PROBE_NS - since_probe) / each);
+        if (arms)
+            grant = collie__arms_batch(arms, arm, timed, most);
+        else
+            grant = most < COLLIE__ARM_GAP_MAX ? most : COLLIE__ARM_GAP_MAX;
         int skip = since_probe + (grant ? (grant + 1) * each : 0) < COLLIE__ADAPTIVE_PROBE_NS;
         uint32_t verdict = (uint32_t)run->wire | (skip ? VERDICT_SKIP_PROBE : 0) |
                            (timed ? VERDICT_TIMED : 0) | (placed->far ? VERDICT_FAR : 0) |
@@ -309,8 +315,9 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
                          collie__arms_estimate(arms, 0) * 1e-3,
                          collie__arms_estimate(arms, 1) * 1e-3, run->name, grant);
         else
-            COLLIE_TRACE("coll", "%s of %zu bytes (%s): runs %s", collie__coll_name(coll), bytes,
-                         placed->far ? "far" : "near", run->name);
+            COLLIE_TRACE("coll", "%s of %zu bytes (%s): runs %s, %u more calls granted",
+                         collie__coll_name(coll), bytes, placed->far ? "far" : "near", run->name,
+                         grant);
     }
     /* a call that does not probe compares the ranks' descriptors here */
     collie_status st = collie__win_sync(comm);
@@ -329,7 +336,14 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
     granted->left = (uint16_t)(verdict >> VERDICT_BATCH_SHIFT);
     granted->wire = (uint8_t)branch->wire;
     granted->far = (verdict & VERDICT_FAR) != 0;
-    return run_branch(comm, op, branch, granted->far, (verdict & VERDICT_TIMED) != 0, arms, arm);
+    if (comm->local_rank || arms)
+        return run_branch(comm, op, branch, granted->far, (verdict & VERDICT_TIMED) != 0, arms,
+                          arm);
+    uint64_t t0 = collie__now_ns();
+    st = run_branch(comm, op, branch, granted->far, (verdict & VERDICT_TIMED) != 0, NULL, arm);
+    uint64_t took = collie__now_ns() - t0;
+    granted->untimed_ns = took < UINT32_MAX ? (uint32_t)took : UINT32_MAX;
+    return st;
 }
 
 /*

@@ -237,7 +237,7 @@ unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece
  * direct untimed.  Every rank runs its verdict, the algorithm included.
  */
 #define COLLIE__ADAPTIVE_PROBES 8
-/* How long local rank 0 trusts a probe's finding: calls within it sync once, and do not probe. */
+/* How long local rank 0 trusts a probe: calls within it ask in one sync, or are granted. */
 #define COLLIE__ADAPTIVE_PROBE_NS 1000000u
 /* coll's adaptive descriptor, or NULL where coll has none. */
 const struct collie__algo *collie__adaptive_of(enum collie__coll coll);

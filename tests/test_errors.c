@@ -16,8 +16,8 @@
  *                 next call)
  * granted         (run with COLLIE_ALGO=allreduce:adaptive) 300 allreduces of one size,
  *                 each checked, and then rank 1 calls 4 bytes more: every rank gets
- *                 MISMATCH naming both calls, the ones in a call granted without a
- *                 verdict (adaptive.c) included, within seconds
+ *                 MISMATCH within seconds, the ones in a call granted without a
+ *                 verdict (adaptive.c) included
  * sigkill         rank 1 is SIGKILLed between collectives: the others get PEER_LOST
  * sigkill-mid     rank 1 is SIGKILLed 1 ms into its fourth of a loop of large collectives
  *                 (COLLIE_TEST_COLL: allgather, alltoall, broadcast or allreduce; with

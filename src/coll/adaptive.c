@@ -253,8 +253,7 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
     struct collie__batch *granted = &comm->coll->batches[coll][size_class(bytes)];
     if (granted->left && granted->bytes == bytes) {
         granted->left--;
-        const struct collie__algo *branch = collie__algo_of_wire(coll, granted->wire);
-        return run_branch(comm, op, branch, granted->far, 0, NULL, 0);
+        return run_branch(comm, op, granted->branch, granted->far, 0, NULL, 0);
     }
     struct collie__placement *placed = &comm->coll->placement;
     double sync_s = 0;
@@ -334,14 +333,11 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
                             collie__coll_name(coll), verdict & VERDICT_ALGO);
     granted->bytes = bytes;
     granted->left = (uint16_t)(verdict >> VERDICT_BATCH_SHIFT);
-    granted->wire = (uint8_t)branch->wire;
+    granted->branch = branch;
     granted->far = (verdict & VERDICT_FAR) != 0;
-    if (comm->local_rank || arms)
-        return run_branch(comm, op, branch, granted->far, (verdict & VERDICT_TIMED) != 0, arms,
-                          arm);
     uint64_t t0 = collie__now_ns();
-    st = run_branch(comm, op, branch, granted->far, (verdict & VERDICT_TIMED) != 0, NULL, arm);
-    uint64_t took = collie__now_ns() - t0;
+    st = run_branch(comm, op, branch, granted->far, (verdict & VERDICT_TIMED) != 0, arms, arm);
+    uint64_t took = collie__now_ns() - t0; /* rank 0's, for a grant where no arm is learnt */
     granted->untimed_ns = took < UINT32_MAX ? (uint32_t)took : UINT32_MAX;
     return st;
 }

@@ -53,14 +53,16 @@ struct collie__coll_state {
      * adaptive.c's granted calls, per collective and size class (a power of
      * two), every rank's copy of local rank 0's verdict: the branch that
      * the next `left` calls of exactly `bytes` run without asking, and the
-     * placement they run in; local rank 0's own time of the last call that
-     * asked, where it runs a branch it does not learn.
+     * placement they run in; this rank's own time of the last call that
+     * asked (local rank 0 grants by it where it runs a branch it does not
+     * learn).
      */
     struct collie__batch {
         size_t bytes;
-        uint16_t left;
-        uint8_t wire, far;
+        const struct collie__algo *branch;
         uint32_t untimed_ns;
+        uint16_t left;
+        uint8_t far;
     } batches[COLLIE_COLL_COUNT][COLLIE__SIZE_CLASSES];
     double link_alpha, link_beta; /* measured at init between hosts (link_probe.c); 0: not */
 };

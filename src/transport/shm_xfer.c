@@ -48,9 +48,9 @@ static size_t put(unsigned char *ring, uint32_t cap, uint32_t *head, uint32_t ro
  * HOT_MSG_MIN to SMALL_MSG ring bytes, the next one starts at the ring's
  * start again once it could pass the first RING_HOT bytes: both ends know
  * the last message's size and where it ended, and skip alike without a
- * word.  Large messages still
- * stream through the whole ring; so do messages of a few lines, which ran
- * 0.08-0.10 us either way and up to 0.03 slower brought back.  With more
+ * word.  Large messages still stream through the whole ring; so do
+ * messages of a few lines, which ran 0.08-0.10 us either way and up to
+ * 0.03 slower brought back.  With more
  * ranks than CPUs a sender that runs many messages ahead is what makes a
  * loop fast (a rank is switched in once per many calls): 4 ranks on 2
  * cores took 0.24 us a 1 KiB tree broadcast on the whole ring, 0.73-0.89

@@ -11,27 +11,31 @@ collie=$1 deny=$2 test_coll=$3
 export COLLIE_TEST_MAX_COUNT=262144 COLLIE_TIMEOUT=30
 
 # Where the kernel allows it (this machine), the model runs on 2 ranks a broadcast's direct
-# at 256 KiB, and adaptive at 64 KiB and from 1 MiB, which runs it or the window as it finds
-# the CPUs' placement and times them; an allreduce's and an alltoall's adaptive from 32 KiB.
+# at 64 KiB, and adaptive from 16 MiB, which runs it or the window as it finds the CPUs'
+# placement and times them; an allreduce's and an alltoall's adaptive from 64 KiB.
 expect_status 0 "$collie" run -n 2 "$collie" info
 expect_output "cross-memory attach between this host's ranks: on"
 expect_output "^  allreduce +oneshot +oneshot +adaptive +adaptive +adaptive +adaptive\$"
 # (a broadcast of 64 KiB goes to single copies where their call takes under 0.2 us, and to
-# the window above 1.5: the call is measured at init)
-expect_output "^  broadcast +tree +tree +(adaptive|direct|staged) +adaptive +adaptive +adaptive\$"
+# the window above 1.5; one of 1 MiB where they copy at over 13 GB/s: both are measured
+# at init)
+expect_output "^  broadcast +tree +tree +(adaptive|direct|staged) +(adaptive|direct) +adaptive +adaptive\$"
 expect_output "^  alltoall +staged +staged +adaptive +adaptive +adaptive +adaptive\$"
-# The call's cost, measured when the segment opened, prices the single copies, unless a
-# description says its own.
-line=$(grep -E "cross-memory attach between this host's ranks: on, [0-9.]+ us a call \(measured at init: [0-9.]+\)" <<<"$out") ||
-    fail "info names no measured call: $out"
-read -r used measured < <(sed -E 's/.*on, ([0-9.]+) us a call \(measured at init: ([0-9.]+)\)/\1 \2/' <<<"$line")
+# The call's cost and the copy's rate, measured when the segment opened, price the single
+# copies, unless a description says its own.
+num='[0-9]+\.[0-9]+'
+line=$(grep -E "cross-memory attach between this host's ranks: on, $num us a call and $num GB/s \(measured at init: $num us, $num GB/s\)" <<<"$out") ||
+    fail "info names no measured call and rate: $out"
+read -r used measured used_gbs measured_gbs < <(sed -E "s/.*on, ($num) us a call and ($num) GB\/s \(measured at init: ($num) us, ($num) GB\/s\)/\1 \3 \2 \4/" <<<"$line")
 [ "$used" = "$measured" ] || fail "the built-in rates priced a call at $used us, measured $measured"
+[ "$used_gbs" = "$measured_gbs" ] || fail "the built-in rates priced a copy at $used_gbs GB/s, measured $measured_gbs"
 awk -v v="$measured" 'BEGIN { exit !(v > 0 && v < 100) }' || fail "a call measured as $measured us"
+awk -v v="$measured_gbs" 'BEGIN { exit !(v > 0.1 && v < 1000) }' || fail "a copy measured at $measured_gbs GB/s"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 printf 'host_attach_call_us = 7.5\n' >"$dir/slow_call.machine"
 expect_status 0 env COLLIE_MACHINE="$dir/slow_call.machine" "$collie" run -n 2 "$collie" info
-expect_output "cross-memory attach between this host's ranks: on, 7.50 us a call \(measured at init: [0-9.]+\)"
+expect_output "cross-memory attach between this host's ranks: on, 7.50 us a call and 11.0 GB/s \(measured at init: $num us, $num GB/s\)"
 expect_status 0 env COLLIE_DEBUG=INFO "$collie" run -n 2 "$test_coll" broadcast
 expect_output "broadcast of [0-9]+ bytes on 2 ranks: (direct|adaptive) \(cost model\)"
 # adaptive: local rank 0's verdict is every rank's, even where the ranks' settings

@@ -27,9 +27,10 @@ check_choices() { # check_choices SIM_ARGS...: the INFO lines in $out against co
     local lines=$(printf '%s\n' "$out" | grep -Eo '(allreduce|broadcast|reduce) of [0-9]+ bytes on [0-9]+ ranks: [a-z]+ \(cost model\)' | sort -u)
     [ -n "$lines" ] || fail "no INFO line names a choice:
 $out"
-    # the single copies' call as the job measured it at init, which the library prices them by
-    local call=$(printf '%s\n' "$out" | sed -nE 's/.*cross-memory attach on \(a call ([0-9.]+) us\).*/\1/p' | head -1)
-    local measured=(${call:+--set host_attach_call_us=$call})
+    # the single copies' call and rate as the job measured them at init, which the library
+    # prices them by
+    local call=$(printf '%s\n' "$out" | sed -nE 's/.*cross-memory attach on \(a call ([0-9.]+) us, ([0-9.]+) GB\/s\).*/\1 \2/p' | head -1)
+    local measured=(${call:+--set host_attach_call_us=${call% *} --set host_attach_gbs=${call#* }})
     while read -r coll _ bytes _ _ _ _ algo _; do
         local sim=$("$collie" sim "$coll" "$@" "${measured[@]}" -b "$bytes" -e "$bytes" | awk '!/^#/ { print $NF }')
         [ "$sim" = "$algo" ] || fail "$coll of $bytes bytes ($*): the library ran $algo, collie sim says $sim"

@@ -53,8 +53,9 @@ static void print_choices(const collie_comm *comm)
         printf("\nchoices of this job (rates from COLLIE_MACHINE=%s; COLLIE_ALGO overrides):\n",
                machine);
     else
-        printf("\nchoices of this job (built-in rates; the links' measured at init, or "
-               "COLLIE_NET_LATENCY_US and COLLIE_NET_BANDWIDTH; COLLIE_ALGO overrides):\n");
+        printf("\nchoices of this job (built-in rates; the single copies' and the links' measured "
+               "at init, or COLLIE_NET_LATENCY_US and COLLIE_NET_BANDWIDTH; COLLIE_ALGO "
+               "overrides):\n");
     if (err[0])
         printf("  (%s: the built-in rates stand)\n", err);
     collie__tools_machine_place(m, comm);
@@ -67,10 +68,11 @@ static void print_choices(const collie_comm *comm)
            collie__tools_machine_get(m, "host_latency_us"),
            collie__tools_machine_get(m, "host_bandwidth_gbs"));
     if (collie__tools_attach(comm))
-        printf("  cross-memory attach between this host's ranks: on, %.2f us a call (measured at "
-               "init: %.2f)\n",
+        printf("  cross-memory attach between this host's ranks: on, %.2f us a call and %.1f "
+               "GB/s (measured at init: %.2f us, %.1f GB/s)\n",
                collie__tools_machine_get(m, "host_attach_call_us"),
-               collie__tools_attach_call_us(comm));
+               collie__tools_machine_get(m, "host_attach_gbs"), collie__tools_attach_call_us(comm),
+               collie__tools_attach_gbs(comm));
     else
         printf("  cross-memory attach between this host's ranks: off (COLLIE_CMA=0, or refused: "
                "COLLIE_DEBUG=INFO)\n");

@@ -77,6 +77,11 @@ double collie__tools_attach_call_us(const collie_comm *comm)
     return collie__attach_call_s(comm) * 1e6;
 }
 
+double collie__tools_attach_gbs(const collie_comm *comm)
+{
+    return collie__attach_beta(comm) * 1e-9;
+}
+
 int collie__tools_links_measured(const collie_comm *comm)
 {
     return comm->coll->link_alpha > 0 || comm->coll->link_beta > 0;

@@ -58,6 +58,8 @@ int collie__tools_attach(const collie_comm *comm);
 
 /* The microseconds of one such copy's system call, as comm measured it at init; 0: none. */
 double collie__tools_attach_call_us(const collie_comm *comm);
+/* The GB/s of such a copy beside its call, as comm measured it at init; 0: none. */
+double collie__tools_attach_gbs(const collie_comm *comm);
 
 /* Whether comm measured the links between its hosts at init (COLLIE_NET_PROBE). */
 int collie__tools_links_measured(const collie_comm *comm);

@@ -59,16 +59,19 @@ void collie__select_links(const collie_comm *comm, struct collie__machine *m)
     if (comm->coll->link_beta > 0)
         m->link_beta = comm->coll->link_beta;
     /*
-     * The kernel's single-copy call, measured when the segment opened
-     * (shm.c), over the built-in rate: it took 0.37 us on one Xeon and
-     * 1.1-1.75 us on an EPYC, a spread that moves `direct`'s crossovers by
-     * 4x, and it holds for the whole job, where the copy rates change with
-     * the placement (adaptive.c).  A description (COLLIE_MACHINE) says its own.
+     * The kernel's single copy, its call and its rate in cache, measured
+     * when the segment opened (shm.c), over the built-in values: the call
+     * took 0.37 us on one Xeon and 1.1-1.75 us on an EPYC, and the copy
+     * 20-31 GB/s on the Xeon where the built-in rate, the EPYC's, is 11:
+     * spreads that move `direct`'s crossovers by 2-4x.  A description
+     * (COLLIE_MACHINE) says its own.
      */
-    double call = collie__attach_call_s(comm);
+    double call = collie__attach_call_s(comm), beta = collie__attach_beta(comm);
     pthread_once(&rates_once, load_rates);
     if (call > 0 && !rates_from_file)
         m->host_attach_call = call;
+    if (beta > 0 && !rates_from_file)
+        m->host_attach_beta = beta;
 }
 
 void collie__select_machine(const collie_comm *comm, struct collie__machine *m)

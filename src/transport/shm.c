@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,7 +306,8 @@ static void count_kernel_cpus(collie_comm *comm, const char *kernels, const cpu_
 /* What each rank reports of its set-up: 1 set up, 2 added: reads every local peer's memory. */
 struct shm_ready {
     int32_t ok;
-    uint32_t call_ns; /* its fastest read of a peer's memory (shm_attach.c); 0: none */
+    uint32_t call_ns;  /* its fastest read of a peer's memory (shm_attach.c); 0: none */
+    uint32_t block_ns; /* its fastest read of a peer's probe block; 0: none */
 };
 
 /*
@@ -313,7 +315,7 @@ struct shm_ready {
  * pids and probe addresses of all ranks, `stride` bytes apart.
  */
 static int probe_attach(const collie_comm *comm, const int32_t *pids, const uint64_t *probes,
-                        size_t stride, uint32_t *call_ns)
+                        size_t stride, struct shm_ready *me)
 {
     int32_t pid[comm->local_size];
     uint64_t addr[comm->local_size];
@@ -322,7 +324,8 @@ static int probe_attach(const collie_comm *comm, const int32_t *pids, const uint
         pid[i] = *(const int32_t *)((const char *)pids + at);
         addr[i] = *(const uint64_t *)((const char *)probes + at);
     }
-    return collie__attach_probe(pid, addr, comm->local_size, comm->local_rank, call_ns);
+    return collie__attach_probe(pid, addr, comm->local_size, comm->local_rank, &me->call_ns,
+                                &me->block_ns);
 }
 
 static int by_value(const void *a, const void *b)
@@ -332,17 +335,19 @@ static int by_value(const void *a, const void *b)
 }
 
 /*
- * The median of the ranks' fastest single-copy calls (0 where a rank
- * measured none): every rank computes it from the same records, so the cost
- * model prices the calls alike everywhere.
+ * The median of one of the ranks' single-copy timings (`field`, an offset in
+ * struct shm_ready; 0 where a rank measured none): every rank computes it
+ * from the same records, so the cost model prices the copies alike everywhere.
  */
-static uint32_t median_call_ns(const struct shm_ready *ready, int n)
+static uint32_t median_ns(const struct shm_ready *ready, int n, size_t field)
 {
     uint32_t *v = malloc((size_t)n * sizeof *v), median = 0;
     int k = 0;
-    for (int r = 0; v && r < n; r++)
-        if (ready[r].call_ns)
-            v[k++] = ready[r].call_ns;
+    for (int r = 0; v && r < n; r++) {
+        uint32_t ns = *(const uint32_t *)((const char *)&ready[r] + field);
+        if (ns)
+            v[k++] = ns;
+    }
     if (k) {
         qsort(v, (size_t)k, sizeof *v, by_value);
         median = v[k / 2];
@@ -390,7 +395,7 @@ static collie_status shm_transport_open(collie_comm *comm)
     struct {
         int32_t pid, fd;
         int32_t mem_table_fd;       /* collie__mem_table_fd(): its collie_mem segments */
-        uint64_t probe;             /* collie__attach_probe_addr() */
+        uint64_t probe;             /* collie__attach_probe_area() */
         cpu_set_t cpus;             /* where the rank may run: the host's CPUs are the union */
         char kernel[KERNEL_ID_LEN]; /* its kernel's boot id: hosts on one kernel share its CPUs */
     } *all = calloc((size_t)comm->size, sizeof *all), mine;
@@ -408,7 +413,8 @@ static collie_status shm_transport_open(collie_comm *comm)
     memset(&mine, 0, sizeof mine);
     mine.pid = (int32_t)getpid();
     mine.fd = fd;
-    mine.probe = collie__attach_probe_addr();
+    void *probe_area = collie__attach_probe_area();
+    mine.probe = (uint64_t)(uintptr_t)probe_area;
     mine.mem_table_fd = mine.probe ? collie__mem_table_fd() : -1;
     if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0)
         CPU_ZERO(&mine.cpus);
@@ -428,9 +434,10 @@ static collie_status shm_transport_open(collie_comm *comm)
     }
     /* Single copies are kept if every rank reads all its local peers. */
     struct shm_ready me_ok = {.ok = st == COLLIE_OK};
-    if (me_ok.ok && probe_attach(comm, &all[0].pid, &all[0].probe, sizeof *all, &me_ok.call_ns))
+    if (me_ok.ok && probe_attach(comm, &all[0].pid, &all[0].probe, sizeof *all, &me_ok))
         me_ok.ok |= 2;
     collie_status st2 = collie__bootstrap_allgather(comm, &me_ok, ok, sizeof me_ok);
+    free(probe_area); /* every peer has probed it: the exchange waited for them all */
     int attach_ok = 1;
     for (int r = 0; st == COLLIE_OK && st2 == COLLIE_OK && r < comm->size; r++) {
         if (!ok[r].ok)
@@ -438,7 +445,9 @@ static collie_status shm_transport_open(collie_comm *comm)
                               "rank %d could not set up shared memory (see its output)", r);
         attach_ok &= (ok[r].ok & 2) != 0;
     }
-    uint32_t call_ns = st == COLLIE_OK && st2 == COLLIE_OK ? median_call_ns(ok, comm->size) : 0;
+    int timed = st == COLLIE_OK && st2 == COLLIE_OK;
+    uint32_t call_ns = timed ? median_ns(ok, comm->size, offsetof(struct shm_ready, call_ns)) : 0,
+             block_ns = timed ? median_ns(ok, comm->size, offsetof(struct shm_ready, block_ns)) : 0;
     if (st == COLLIE_OK)
         st = st2;
     if (fd >= 0)
@@ -467,18 +476,20 @@ static collie_status shm_transport_open(collie_comm *comm)
     populate(s);
     s->attach = attach_ok;
     s->attach_call_ns = attach_ok ? call_ns : 0;
+    s->attach_block_ns = attach_ok ? block_ns : 0;
     set_wait_policy(s, comm->crowd_ranks, comm->crowd_cpus);
     comm->shm = s;
     COLLIE_INFO("shm",
                 "%d ranks on this host, segment %zu bytes, slot %zu, ring %zu (%s), spin %llu "
                 "us, yield %llu us (%d ranks on %d CPUs%s), cross-memory attach %s (a call %.3f "
-                "us)",
+                "us, %.3f GB/s)",
                 s->n, s->map.total, s->map.slot_bytes, s->map.ring_bytes,
                 s->ring_head ? "small messages at its head" : "every message round it",
                 (unsigned long long)s->spin_ns / 1000, (unsigned long long)s->yield_ns / 1000,
                 comm->crowd_ranks, comm->crowd_cpus,
                 comm->crowd_ranks > comm->local_size ? ", hosts on one kernel" : "",
-                attach_ok ? "on" : "off", s->attach_call_ns * 1e-3);
+                attach_ok ? "on" : "off", s->attach_call_ns * 1e-3,
+                collie__attach_beta(comm) * 1e-9);
     return COLLIE_OK;
 }
 

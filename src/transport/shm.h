@@ -93,6 +93,13 @@ int collie__attach_ok(const collie_comm *comm);
 double collie__attach_call_s(const collie_comm *comm);
 
 /*
+ * Bytes per second of a single copy beside its call, from the same probe:
+ * the kernel's copy of a block a peer had just written, the medians of the
+ * ranks' fastest calls; 0 where single copies are off or it was not measured.
+ */
+double collie__attach_beta(const collie_comm *comm);
+
+/*
  * Copies n bytes at `remote` in local rank `local_rank`'s address space into
  * dst, in one copy by the kernel.  COLLIE_OK, or fails the communicator:
  * PEER_LOST when the rank has exited, SYSTEM naming the error otherwise.
@@ -150,14 +157,18 @@ size_t collie__mem_table_bytes(void);
 int collie__mem_table_find(const void *bytes, uintptr_t remote, size_t n, uint64_t *base,
                            uint64_t *length);
 
-/* For shm.c's set-up: what peers' probes read here (0 when COLLIE_CMA=0). */
-uint64_t collie__attach_probe_addr(void);
+/*
+ * For shm.c's set-up: what peers' probes read here, to free() once every
+ * local rank has probed (NULL when COLLIE_CMA=0, or without memory).
+ */
+void *collie__attach_probe_area(void);
 
 /*
  * Whether rank `me` of n reads every other's probe word (addrs[r] 0: that
- * rank declines); where it does, *call_ns is the fastest such read's time.
+ * rank declines); where it does, *call_ns is the fastest such read's time
+ * and *block_ns the fastest read of the area's block (0: none).
  */
 int collie__attach_probe(const int32_t *pids, const uint64_t *addrs, int n, int me,
-                         uint32_t *call_ns);
+                         uint32_t *call_ns, uint32_t *block_ns);
 
 #endif

@@ -128,6 +128,7 @@ struct collie__shm {
     int ring_head;           /* small messages keep to each ring's head (shm_xfer.c) */
     int attach;              /* every rank of the communicator reads its local peers' memory */
     uint32_t attach_call_ns; /* one such read's system call (collie__attach_call_s) */
+    uint32_t attach_block_ns;       /* one such read of the probe's block (collie__attach_beta) */
     struct collie__peer_mem *peers; /* their collie_mem segments (shm_mem.c); NULL: none */
     _Atomic unsigned long long attach_bytes_kernel,
         attach_bytes_mapped; /* single copies, by path */

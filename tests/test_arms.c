@@ -5,8 +5,10 @@
  * faster after, the slower re-timed on a doubling gap, a settled winner
  * timed one call in COLLIE__ARM_TIME_EVERY, a preempted call that changes
  * nothing, a change of state followed both ways, and no call timed that
- * follows the other arm's; the calls a settled winner is granted.
+ * follows the other arm's; the calls a settled winner is granted; and the
+ * placement's verdict that picks which pair of arms learns.
  */
+#include "coll/algo.h"
 #include "coll/arms.h"
 #include "test_util.h"
 
@@ -114,8 +116,29 @@ static void grants(void)
           runs[0], before);
 }
 
+/*
+ * adaptive's placement (collie__adaptive_far): the first probe by the
+ * threshold; later ones flip it only beyond 1.25x it either way, so syncs
+ * that read either side of it keep one verdict (and one pair of arms).
+ */
+static void placement(void)
+{
+    const double limit = 100e-9;
+    CHECK(!collie__adaptive_far(0, 0, 99e-9, limit), "a first probe of 99 ns against 100: far");
+    CHECK(collie__adaptive_far(0, 0, 101e-9, limit), "a first probe of 101 ns against 100: near");
+    const double inside[] = {81e-9, 99e-9, 101e-9, 124e-9};
+    for (int k = 0; k < 4; k++)
+        for (int was = 0; was < 2; was++)
+            CHECK(collie__adaptive_far(1, was, inside[k], limit) == was,
+                  "a probe of %.0f ns inside the band changed the verdict %s", inside[k] * 1e9,
+                  was ? "far" : "near");
+    CHECK(collie__adaptive_far(1, 0, 126e-9, limit), "126 ns, beyond the band, stayed near");
+    CHECK(!collie__adaptive_far(1, 1, 79e-9, limit), "79 ns, below the band, stayed far");
+}
+
 int main(void)
 {
+    placement();
     grants();
     struct collie__arms a = {0};
     /*

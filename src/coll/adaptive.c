@@ -203,6 +203,28 @@ static int stream_stage(const collie_comm *comm, int far)
 }
 
 /*
+ * The band about the threshold inside which a probe keeps the last verdict
+ * (collie__adaptive_far()).  Each placement learns its own winner
+ * (arms_of()), so a probe that flaps across the threshold learns both
+ * twice: on a Xeon whose syncs read 92-134 ns against 100, a 2-rank
+ * allreduce of 1 MiB, 100 calls, ran twoshot (1.6x slower there) in 14 of
+ * them, and 8 with the band; 512 KiB took 32.9-35.5 us a call against
+ * 34.4-52.9 without (5 pairs).  The EPYC's placements lie outside it (syncs
+ * of 40-60 ns near, 140-290 far); its middle state (105-140) keeps the
+ * placement it came from, and there the window won as it does near.
+ */
+#define FAR_BAND 1.25
+
+int collie__adaptive_far(int probed, int was_far, double sync_s, double limit)
+{
+    if (!probed)
+        return sync_s > limit;
+    if (sync_s > FAR_BAND * limit)
+        return 1;
+    return sync_s * FAR_BAND < limit ? 0 : was_far;
+}
+
+/*
  * Local rank 0's verdict word: the algorithm every rank runs, whether the
  * next call probes, and how many calls of the same bytes after this one
  * run the same without asking (collie__arms_batch()).
@@ -272,7 +294,7 @@ static collie_status adaptive(collie_comm *comm, const struct collie__op *op)
         uint64_t now = collie__now_ns();
         if (probing) {
             double limit = m.host_far_sync * (comm->local_size - 1); /* a line from each peer */
-            placed->far = sync_s > limit;
+            placed->far = collie__adaptive_far(placed->probed_ns != 0, placed->far, sync_s, limit);
             placed->probed_ns = now;
             COLLIE_TRACE("coll", "%s: a sync in %.0f ns (far above %.0f): %s",
                          collie__coll_name(coll), sync_s * 1e9, limit * 1e9,

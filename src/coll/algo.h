@@ -231,7 +231,8 @@ unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece
  * its single copy (direct), chosen in the call by local rank 0
  * (adaptive.c): it tells from how fast the ranks' CPUs hand each other a
  * cache line whether the host placed them near (sharing a cache) or far (a
- * sync slower than the machine's host_far_sync_us per peer), and runs the
+ * sync slower than the machine's host_far_sync_us per peer, by a band:
+ * collie__adaptive_far()), and runs the
  * one of the two it timed faster in that placement at this collective and
  * size (arms.c); far apart, a copy (broadcast, allgather, alltoall) runs
  * direct untimed.  Every rank runs its verdict, the algorithm included.
@@ -239,6 +240,13 @@ unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece
 #define COLLIE__ADAPTIVE_PROBES 8
 /* How long local rank 0 trusts a probe: calls within it ask in one sync, or are granted. */
 #define COLLIE__ADAPTIVE_PROBE_NS 1000000u
+/*
+ * Whether a probe whose fastest sync took sync_s seconds finds the CPUs far
+ * apart, `limit` the machine's threshold: the first probe (probed 0) by the
+ * threshold, later ones only where the sync lies outside a band about it
+ * (1.25x either way); inside it the last verdict (was_far) stands.
+ */
+int collie__adaptive_far(int probed, int was_far, double sync_s, double limit);
 /* coll's adaptive descriptor, or NULL where coll has none. */
 const struct collie__algo *collie__adaptive_of(enum collie__coll coll);
 /*

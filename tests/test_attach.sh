@@ -10,9 +10,9 @@ collie=$1 deny=$2 test_coll=$3
 . "$(dirname "$0")/lib.sh"
 export COLLIE_TEST_MAX_COUNT=262144 COLLIE_TIMEOUT=30
 
-# Where the kernel allows it (this machine), the model runs on 2 ranks a broadcast's direct
-# at 64 KiB, and adaptive from 16 MiB, which runs it or the window as it finds the CPUs'
-# placement and times them; an allreduce's and an alltoall's adaptive from 64 KiB.
+# Where the kernel allows it (this machine), the model runs on 2 ranks a broadcast's
+# adaptive from 16 MiB, which runs direct or the window as it finds the CPUs' placement and
+# times them; an allreduce's and an alltoall's adaptive from 64 KiB.
 expect_status 0 "$collie" run -n 2 "$collie" info
 expect_output "cross-memory attach between this host's ranks: on"
 expect_output "^  allreduce +oneshot +oneshot +adaptive +adaptive +adaptive +adaptive\$"

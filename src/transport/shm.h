@@ -94,8 +94,9 @@ double collie__attach_call_s(const collie_comm *comm);
 
 /*
  * Bytes per second of a single copy beside its call, from the same probe:
- * the kernel's copy of a block a peer had just written, the medians of the
- * ranks' fastest calls; 0 where single copies are off or it was not measured.
+ * the kernel's copy of a 32 KiB block of a peer's, read again and again, the
+ * medians of the ranks' fastest reads; 0 where single copies are off or it
+ * was not measured.
  */
 double collie__attach_beta(const collie_comm *comm);
 

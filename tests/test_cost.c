@@ -183,6 +183,18 @@ static void pair(void)
                 "the far placement's staged broadcast priced at the fresh rate");
     expect_same(&fresh_spilled, &spilled, COLLIE_COLL_BROADCAST, "staged", 8000,
                 "a broadcast beyond the core's cache priced at the fresh rate");
+    /*
+     * A reduce's oneshot root reads its peer's slot just as fresh: a sync and 8000 B at
+     * 4 GB/s; from a synced start (adaptive's) the peer's copy in first, 2 x 8000 B at 2 GB/s.
+     */
+    expect_us(&fresh, COLLIE_COLL_REDUCE, "oneshot", 8000, 1 + 2, "fresh oneshot reduce");
+    CHECK(fabs(collie__adaptive_window_cost(&fresh, COLLIE_COLL_REDUCE, 8000) * 1e6 - (1 + 2 + 8)) <
+              1e-9,
+          "fresh oneshot reduce from a synced start");
+    expect_same(&fresh_far, &two_far, COLLIE_COLL_REDUCE, "oneshot", 8000,
+                "the far placement's oneshot reduce priced at the fresh rate");
+    expect_same(&fresh_spilled, &spilled, COLLIE_COLL_REDUCE, "oneshot", 8000,
+                "a reduce beyond the core's cache priced at the fresh rate");
 }
 
 static void hand_computed(void)
@@ -260,8 +272,15 @@ static void hand_computed(void)
     attach.attach = 1;
     expect_us(&attach, COLLIE_COLL_ALLREDUCE, "direct", 65536,
               2 + 2 + 65536 / 4e3 + 65536 / 1e3 + 65536 / 2e3, "direct in cache");
-    expect_us(&attach, COLLIE_COLL_REDUCE, "direct", 1 << 20,
+    expect_us(&attach, COLLIE_COLL_ALLREDUCE, "direct", 1 << 20,
               2 + 2 + 1048576 / 2e3 + 1048576 / 1e3 + 1048576 / 2e3, "direct of memory");
+    /* a reduce's slices weighted below 4 MiB: each rank moves two thirds of that; even above */
+    expect_us(&attach, COLLIE_COLL_REDUCE, "direct", 1 << 20,
+              2 + 2 + (1048576 / 2e3 + 1048576 / 1e3 + 1048576 / 2e3) * 2 / 3,
+              "a reduce's direct, weighted slices");
+    CHECK(cost_of(&attach, COLLIE_COLL_REDUCE, "direct", 4 << 20, 1) ==
+              cost_of(&attach, COLLIE_COLL_ALLREDUCE, "direct", 4 << 20, 1),
+          "a reduce's direct of even slices priced unlike an allreduce's");
     /* 2 ranks on 8 cores, a core alone gaining 2: the copies too, at twice their rate */
     struct collie__machine idle = machine(2, 1, 2, 8);
     idle.attach = 1;
@@ -678,9 +697,11 @@ static void choice(void)
 
     /*
      * The library's own rates, 2 ranks on 2 cores (docs/NOTES.md, *Reduce
-     * at 2 ranks*, *Timed in the call*): the root reducing alone in oneshot
-     * up to 256 KiB (21 us, direct 41); from 1 MiB adaptive, which hedges the
-     * placement and times oneshot against direct.  The allreduce's oneshot
+     * at 2 ranks*, *Timed in the call*): the tree at 16 KiB, where a
+     * oneshot's root reads lines its peer has just written (1.95 us against
+     * 1.90); from 64 KiB adaptive, which hedges the placement and times
+     * oneshot against direct, where a reduce's weighted slices bring direct
+     * within 1.6x (256 KiB: oneshot 27 us, direct 28).  The allreduce's oneshot
      * at 16 KiB (2.5 us against twoshot's 2.7; measured 2.4-2.6 against
      * 3.1), adaptive from 64 KiB.
      */
@@ -689,8 +710,8 @@ static void choice(void)
     static const struct {
         size_t bytes;
         const char *reduce, *allreduce;
-    } want[] = {{16384, "oneshot", "oneshot"},     {65536, "oneshot", "adaptive"},
-                {262144, "oneshot", "adaptive"},   {1 << 20, "adaptive", "adaptive"},
+    } want[] = {{16384, "tree", "oneshot"},        {65536, "adaptive", "adaptive"},
+                {262144, "adaptive", "adaptive"},  {1 << 20, "adaptive", "adaptive"},
                 {4 << 20, "adaptive", "adaptive"}, {64 << 20, "adaptive", "adaptive"}};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         char what[64];

@@ -189,16 +189,37 @@ static collie_status reduce_direct(collie_comm *comm, const struct collie__op *o
  * attach rate; it reads and writes its own slice, and the pieces it copied,
  * in cache.
  */
-static double direct_cost(machine *m, double s, int degree)
+static double moved_cost(machine *m, double s, double share)
 {
-    (void)degree;
-    double n = m->ranks_per_host, slice = s / n;
+    double n = m->ranks_per_host, slice = share * s / n;
     if (!collie__cost_attach_offered(m))
         return HUGE_VAL;
     double calls = 2 * (n - 1) * ceil(s / (COLLIE__DIRECT_PIECE_SLOTS * (double)m->slot_bytes));
     return 2 * collie__cost_sync(m) +
            collie__cost_attach(m, calls, 2 * (n - 1) * slice, 2 * s * n) +
            collie__cost_move(m, collie__cost_reduction_beta(m, s), 2 * slice, 2 * (n - 1) * slice);
+}
+
+static double direct_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    return moved_cost(m, s, 1);
+}
+
+/*
+ * A reduce's ranks each move n (n - 1) of the n + (n - 1)^2 shares below
+ * WEIGHTED_SLICES_BELOW (slice_start()), where an allreduce's move 2 (n - 1)
+ * of n: two thirds as much at 2 ranks.  Measured at 2 ranks on the Xeon,
+ * 4.8-5.3 us at 64 KiB and 14.9-17.0 at 256, where the allreduce's price
+ * said 7.7 and 26.5 at the rates it measured at init (23 GB/s, 0.41 us a
+ * call); this says 5.6 and 18.1.
+ */
+static double reduce_direct_cost(machine *m, double s, int degree)
+{
+    (void)degree;
+    double n = m->ranks_per_host;
+    double weighted = n * n / (2 * (n + (n - 1) * (n - 1)));
+    return moved_cost(m, s, s < (double)WEIGHTED_SLICES_BELOW ? weighted : 1);
 }
 
 const struct collie__algo collie__algo_allreduce_direct = {
@@ -218,5 +239,5 @@ const struct collie__algo collie__algo_reduce_direct = {
     .scope = COLLIE_SCOPE_HOST,
     .flags = COLLIE__ALGO_ATTACH,
     .run = reduce_direct,
-    .cost = direct_cost,
+    .cost = reduce_direct_cost,
 };

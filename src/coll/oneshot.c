@@ -85,9 +85,9 @@ enum shot {
  * Measured at 2 ranks, a loop of reduces takes half a loop of allreduces'
  * time: its root works alone.  A reduce's root no longer copies its input
  * in, but it is still charged the copy: its reads of the peers' slots, lines
- * another core has just written, cost more than the rates say (measured at
- * 2 ranks without the copy: 2.35 us at 16 KiB and 8.1 at 64 KiB, where this
- * says 1.6 and 5.5).
+ * another core has just written, cost more than the rates say; two ranks
+ * near each other, whose exchange fits a core's cache, price those reads at
+ * the fresh-line rate instead (below).
  */
 static double oneshot_cost(machine *m, double s, enum shot shot)
 {
@@ -99,6 +99,19 @@ static double oneshot_cost(machine *m, double s, enum shot shot)
     if (shot == EVERY_RANK && collie__cost_pair(m, s))
         return r * collie__cost_sync(m) + collie__cost_pair_move(m, (2 + n) * s, s, (int)r, s / r);
     double together = shot == EVERY_RANK ? s : shot == ROOT_SYNCED ? s / r : 0, rest = s - together;
+    /*
+     * A reduce's root near its one peer reads the peer's slot a line at a
+     * time just after the peer's core wrote it, as a broadcast's other rank
+     * reads the root's: that sets the pace.  Measured at 2 ranks, 8-64 KiB,
+     * on the EPYC 1.92-1.99 us at 16 KiB and 7.35-7.55 at 64, on the Xeon
+     * 1.11-1.27, 1.77-2.25, 3.02-3.49 and 5.74-6.77 at 8, 16, 32 and 64:
+     * a sync and each byte at the fresh rate within 15% of every median,
+     * where the rates below said 0.93, 1.59, 2.89 and 5.51 and put the tree
+     * second at 8 and 16 KiB, which took 0.75-0.83 and 1.59-1.69 there.
+     */
+    double fresh = shot == EVERY_RANK ? -1 : collie__cost_pair_fresh(m, s);
+    if (fresh >= 0)
+        return r * collie__cost_sync(m) + fresh + collie__cost_pair_copy(m, 2 * together);
     /*
      * On a crowded host the others' next copies in share the cores with the root's reduce of
      * every slot: measured at 8 ranks on 2 cores, 1-64 MiB, A/B against twoshot (12 rounds),

@@ -121,14 +121,11 @@ unsigned char *collie__direct_pieces(collie_comm *comm, size_t es, size_t *piece
  */
 #define WEIGHTED_SLICES_BELOW ((size_t)4 << 20)
 
-/* The shares a reduce of n ranks is cut into, n of them the root's. */
-static unsigned weighted_shares(int n) { return (unsigned)(n + (n - 1) * (n - 1)); }
-
 static size_t slice_start(size_t count, size_t es, int r, int n, int root)
 {
     if (root < 0 || count * es >= WEIGHTED_SLICES_BELOW)
         return collie__seg(count, r, n);
-    unsigned total = weighted_shares(n);
+    unsigned total = (unsigned)(n + (n - 1) * (n - 1));
     unsigned before = (unsigned)(r <= root ? r * (n - 1) : n + (r - 1) * (n - 1));
     return (size_t)((unsigned __int128)count * before / total);
 }
@@ -221,7 +218,7 @@ static double reduce_direct_cost(machine *m, double s, int degree)
 {
     (void)degree;
     double n = m->ranks_per_host;
-    double weighted = n * n / (2.0 * weighted_shares(m->ranks_per_host));
+    double weighted = n * n / (2 * (n + (n - 1) * (n - 1)));
     return moved_cost(m, s, s < (double)WEIGHTED_SLICES_BELOW ? weighted : 1);
 }
 

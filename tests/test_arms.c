@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_arms.c - the learner behind adaptive (src/coll/arms.c) on timings
- * made up to the nanosecond: each arm three times first, back to back, the
+ * made up to the nanosecond: each arm timed once first, back to back, the
  * faster after, the slower re-timed on a doubling gap, a settled winner
  * timed one call in COLLIE__ARM_TIME_EVERY, a preempted call that changes
  * nothing, a change of state followed both ways, and no call timed that
@@ -89,9 +89,9 @@ static void grants(void)
     const unsigned one_faster[2] = {300, 100};
     int runs[2], asked;
     uint32_t largest;
-    run_granted(&a, 11, one_faster, 1000, runs, &asked, &largest);
-    CHECK(largest == 0 && asked == 11, "granted %u calls while learning (%d asked)", largest,
-          asked);
+    /* two calls of each arm, then the winner's three timed ones */
+    run_granted(&a, 7, one_faster, 1000, runs, &asked, &largest);
+    CHECK(largest == 0 && asked == 7, "granted %u calls while learning (%d asked)", largest, asked);
     run_granted(&a, 1000, one_faster, 1000, runs, &asked, &largest);
     CHECK(runs[0] == 12, "the slower arm ran %d times in 1000 calls with grants, not 12", runs[0]);
     CHECK(asked <= 40, "%d of 1000 calls asked", asked);
@@ -103,8 +103,8 @@ static void grants(void)
 
     struct collie__arms b = {0};
     run_granted(&b, 1000, one_faster, 5, runs, &asked, &largest);
-    /* its four calls while learning, then the same re-timings as above */
-    CHECK(largest == 5 && runs[0] == 4 + 12, "allowed 5, granted %u (the slower arm ran %d times)",
+    /* its two calls while learning, then the same re-timings as above */
+    CHECK(largest == 5 && runs[0] == 2 + 12, "allowed 5, granted %u (the slower arm ran %d times)",
           largest, runs[0]);
 
     /* The winner slows: its timings at the calls that ask find it out, and the other wins. */
@@ -141,26 +141,40 @@ int main(void)
     placement();
     grants();
     struct collie__arms a = {0};
+    int runs_short[2];
     /*
-     * Each arm back to back until it holds three timings, arm 0's first:
-     * the first call of each follows no call of its own and is not timed.
+     * Each arm back to back until it holds a timing, arm 0's first: the
+     * first call of each follows no call of its own and is not timed.
      */
-    const int order[8] = {0, 0, 0, 0, 1, 1, 1, 1}, timed_at[8] = {0, 1, 1, 1, 0, 1, 1, 1};
+    const int order[4] = {0, 0, 1, 1}, timed_at[4] = {0, 1, 0, 1};
     const unsigned warming[2] = {50, 100};
-    for (int c = 0; c < 8; c++) {
+    for (int c = 0; c < 4; c++) {
         int timed;
         int arm = collie__arms_next(&a, &timed);
-        CHECK(arm == order[c], "call %d of the first eight ran arm %d, not %d", c, arm, order[c]);
-        CHECK(timed == timed_at[c], "call %d of the first eight timed: %d", c, timed);
+        CHECK(arm == order[c], "call %d of the first four ran arm %d, not %d", c, arm, order[c]);
+        CHECK(timed == timed_at[c], "call %d of the first four timed: %d", c, timed);
         if (timed)
             collie__arms_record(&a, arm, warming[arm]);
     }
     CHECK(collie__arms_estimate(&a, 0) == 50 && collie__arms_estimate(&a, 1) == 100,
-          "estimates %u and %u after three timings each", collie__arms_estimate(&a, 0),
+          "estimates %u and %u after a timing each", collie__arms_estimate(&a, 0),
           collie__arms_estimate(&a, 1));
     int timed;
     CHECK(collie__arms_next(&a, &timed) == 0 && !timed,
           "arm 0 did not win, or its call after arm 1's was timed");
+
+    /*
+     * A short job (IMB-MPI1 makes 6 calls of 16 MiB and times the last two)
+     * runs the faster arm from its fifth call, whichever it is.
+     */
+    for (int faster = 0; faster < 2; faster++) {
+        struct collie__arms s = {0};
+        const unsigned ns[2] = {faster ? 300u : 100u, faster ? 100u : 300u};
+        run(&s, 4, ns, runs_short);
+        run(&s, 2, ns, runs_short);
+        CHECK(runs_short[faster] == 2, "calls 5 and 6 ran arm %d %d times", faster,
+              runs_short[faster]);
+    }
 
     /* Then arm 0 slows to 300 (its timings replaced): arm 1 wins, its schedule starts over. */
     for (int k = 0; k < COLLIE__ARM_SAMPLES; k++)

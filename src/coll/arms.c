@@ -22,6 +22,15 @@
  * loser is corrected by running it: it then runs every call, its timings
  * refresh within three, and the winner returns if it was one.
  *
+ * Each arm is timed once before the faster runs, and the winner's next
+ * calls fill its estimate.  Three timings each first (8 calls with the
+ * untimed ones after each switch) were the calls a short job measured:
+ * IMB-MPI1 makes 6 calls of 16 MiB, and with libcollie-mpi.so preloaded
+ * at 2 ranks its two timed ones were direct's first, 5.7-5.8 ms, where
+ * the window, the winner, took 2.7.  A first timing that was slow (the
+ * size's first calls fault in the user's pages) is redone at the loser's
+ * first re-timing, COLLIE__ARM_GAP_MIN calls on.
+ *
  * Only calls that follow a call of the same arm are timed.  The first call
  * after a switch finds the caches as the other arm left them: at 4 ranks
  * on 2 cores, allreduce of 256 KiB, direct took 98 us after twoshot and 58
@@ -43,8 +52,8 @@ uint32_t collie__arms_estimate(const struct collie__arms *a, int arm)
 static int pick(struct collie__arms *a, int *timed)
 {
     *timed = 1;
-    if (a->kept[0] < COLLIE__ARM_SAMPLES || a->kept[1] < COLLIE__ARM_SAMPLES)
-        return a->kept[0] < COLLIE__ARM_SAMPLES ? 0 : 1; /* back to back: warm timings */
+    if (a->kept[0] < COLLIE__ARM_FIRST || a->kept[1] < COLLIE__ARM_FIRST)
+        return a->kept[0] < COLLIE__ARM_FIRST ? 0 : 1; /* back to back: warm timings */
     int winner = collie__arms_estimate(a, 1) < collie__arms_estimate(a, 0);
     if (!a->gap || winner != a->winner) {
         a->winner = (uint8_t)winner;

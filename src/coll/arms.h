@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define COLLIE__ARM_SAMPLES 3    /* timings kept per arm: the fastest of them is its estimate */
+#define COLLIE__ARM_FIRST 1      /* timed calls of each arm before the faster runs */
 #define COLLIE__ARM_GAP_MIN 16   /* calls between re-timings (two calls) of the slower, at first */
 #define COLLIE__ARM_GAP_MAX 256  /* ... and at most, doubling while it stays slower */
 #define COLLIE__ARM_TIME_EVERY 8 /* a settled winner is timed every this many of its calls */
@@ -34,10 +35,8 @@ struct collie__arms {
 
 /*
  * The arm the next call runs: at first each until it holds
- * COLLIE__ARM_SAMPLES timings, arm 0's calls then arm 1's, back to back
- * (a size's first calls are cold: measured at 2 ranks, 584 KB, the
- * window's first two took 1,104 and 706 us, its third 78, and it settled
- * at 53); then the faster by its fastest kept timing, except that every
+ * COLLIE__ARM_FIRST timings, arm 0's calls then arm 1's, back to back;
+ * then the faster by its fastest kept timing, except that every
  * `gap` calls the slower runs until one of its calls is timed, gap
  * doubling from COLLIE__ARM_GAP_MIN to COLLIE__ARM_GAP_MAX while the
  * winner holds and starting over when it changes.  *timed says whether the

@@ -320,6 +320,8 @@ collie_status collie__flag_wait(collie_comm *comm, struct collie__flag *f, uint3
         else
             cpu_relax();
     }
+    if (until_ns && collie__now_ns() >= deadline)
+        return COLLIE_OK; /* a bounded wait that ran out while it polled: the caller goes on */
     bump(&s->waits_slept);
     return sleep_until(comm, f, target, peer, what, desc, deadline, until_ns != 0);
 }

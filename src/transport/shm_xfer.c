@@ -196,7 +196,7 @@ collie_status collie__shm_xfer_progress(collie_comm *comm, struct collie__xfer *
  * receiver (a reduce tree's leaf in a loop) read the receiver's tail line on
  * every message, and the receiver's next post of it then missed too.
  * Measured at 2 ranks on the Xeon, a reduce tree of 64-256 bytes in a loop
- * went from 0.15-0.19 to 0.07-0.08 us.  More room than the message needs
+ * went from 0.15-0.19 to 0.08-0.10 us a call.  More room than the message needs
  * may never come (the receiver may need this sender's next message first),
  * so that wait ends after ROOM_BATCH_WAIT_NS and the sender then takes what
  * room there is.

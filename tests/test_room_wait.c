@@ -47,7 +47,7 @@ int main(void)
     const size_t hdr = sizeof(struct collie__wire), cap = collie__shm_ring_bytes(3);
     /* Small messages keep off the ring's head rule (shm_xfer.c's skip_before): under 512 bytes. */
     const size_t large = cap - 2 * hdr - SMALL - LEFT;
-    const size_t len[4] = {SMALL, large, THIRD, NOTE};
+    const size_t len[3] = {SMALL, large, THIRD};
     unsigned char *buf = malloc(large);
     CHECK(buf, "out of memory");
     if (me == 0) {

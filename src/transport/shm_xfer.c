@@ -205,15 +205,14 @@ collie_status collie__shm_xfer_progress(collie_comm *comm, struct collie__xfer *
 #define ROOM_BATCH_WAIT_NS ((uint64_t)20000)
 
 static collie_status wait_for_room(collie_comm *comm, const struct collie__xfer *x, int peer,
-                                   uint64_t until_ns)
+                                   size_t at, uint64_t until_ns)
 {
     struct collie__shm *s = comm->shm;
     struct collie__chan *c = collie__shm_chan(s, (int)x->chan, s->me, peer);
-    uint32_t cap = (uint32_t)s->map.ring_bytes;
-    uint32_t sent = s->sent[x->chan * (size_t)s->n + (size_t)peer];
+    uint32_t cap = (uint32_t)s->map.ring_bytes, sent = s->sent[at];
     uint32_t batch = cap / 4 < ROOM_BATCH ? cap / 4 : ROOM_BATCH;
     uint64_t batch_until = collie__now_ns() + ROOM_BATCH_WAIT_NS;
-    if (batch > 1 && (!until_ns || batch_until < until_ns)) {
+    if (!until_ns || batch_until < until_ns) {
         collie_status st = collie__flag_wait(comm, &c->tail, sent - cap + batch, peer,
                                              "room in its ring", x->desc, batch_until);
         if (st != COLLIE_OK)
@@ -230,7 +229,7 @@ collie_status collie__shm_xfer_wait(collie_comm *comm, const struct collie__xfer
     int peer = collie__local_index(comm, x->peer);
     size_t at = x->chan * (size_t)s->n + (size_t)peer;
     if (x->send)
-        return wait_for_room(comm, x, peer, until_ns);
+        return wait_for_room(comm, x, peer, at, until_ns);
     struct collie__chan *c = collie__shm_chan(s, (int)x->chan, peer, s->me);
     return collie__flag_wait(comm, &c->head, s->rcvd[at] + 1, peer, "its message", x->desc,
                              until_ns);

@@ -8,7 +8,7 @@
 #                     processes run threads); without the training workloads
 #                     (COLLIE_BUILD_TRAIN=OFF: the library and tools need neither
 #                     OpenBLAS nor zlib); the libFuzzer harnesses (clang), each fuzzed
-#                     for COLLIE_FUZZ_SECONDS (20)
+#                     for COLLIE_FUZZ_SECONDS (10)
 #   test.sh --quick   the quick tier alone: a release build and `ctest -L quick`, a
 #                     correctness test of every area in a few minutes (before each commit)
 #   test.sh --perf    the perf tier alone: the tests that measure rates (outside the gate)
@@ -82,10 +82,10 @@ cmake --build build-notrain -j"$jobs" >/dev/null
 
 # The seed is fixed (fuzz/run.sh): CI tries the same inputs as a run here, and a
 # fresh random campaign (COLLIE_FUZZ_SEED=0) is a developer's job, not the gate's.
-section "libFuzzer (clang): every parser of bytes from a peer or a user, ${COLLIE_FUZZ_SECONDS:-20} s each, seed 1"
+section "libFuzzer (clang): every parser of bytes from a peer or a user, ${COLLIE_FUZZ_SECONDS:-10} s each, seed 1"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLIE_FUZZ=ON -DCOLLIE_WERROR=ON \
     -DCOLLIE_BUILD_TESTS=OFF -DCOLLIE_BUILD_EXAMPLES=OFF -DCOLLIE_BUILD_TRAIN=OFF \
-    -DCOLLIE_FUZZ_SECONDS="${COLLIE_FUZZ_SECONDS:-20}" >/dev/null
+    -DCOLLIE_FUZZ_SECONDS="${COLLIE_FUZZ_SECONDS:-10}" >/dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzz_harnesses >/dev/null
 # A failing input is left in build-fuzz/fuzz-out/artifacts; each harness's figures follow.
 rm -f build-fuzz/fuzz-out/summary.txt

@@ -13,8 +13,11 @@ here=$(dirname "$0")
 netns_up 4
 export COLLIE_TIMEOUT=60
 job_out=
+# The sanitizer builds take the uneven placements alone (see test_hosts.sh).
+placements="1,1 2,1 1,2,3 2,2,2,2 3,1,1,2"
+[ -n "${COLLIE_TEST_SANITIZED:-}" ] && placements="2,1 1,2,3 3,1,1,2"
 for scenario in "$@"; do
-    for placement in 1,1 2,1 1,2,3 2,2,2,2 3,1,1,2; do
+    for placement in $placements; do
         n=$(( $(tr , + <<< "$placement") ))
         what="$scenario on hosts $placement"
         hosts_job "$placement" "$prog" "$scenario" || fail "$what: $(cat "$job_out")"

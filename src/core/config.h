@@ -81,6 +81,10 @@
       "1: when the host has a CPU for every rank and the scheduler keeps two "                     \
       "ranks on one of them, the higher rank moves itself to another CPU of "                      \
       "its affinity mask (which it leaves as it was); 0: never")                                   \
+    X(SHM_KEEP, INT, "2",                                                                          \
+      "host segments of finalized communicators a process keeps mapped (at most 4), for a "        \
+      "later one of the same ranks (a dup, a split made again) to reuse instead of mapping a "     \
+      "new one; all are unmapped when its last communicator is finalized; 0: none")                \
     X(CMA, INT, "1",                                                                               \
       "1: ranks of one host may read each other's buffers directly (Linux "                        \
       "cross-memory attach, where the kernel allows it: probed at init), one "                     \

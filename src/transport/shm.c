@@ -99,7 +99,8 @@ static uint32_t ring_head_choice(void)
 }
 
 /* The leader's half: a fresh segment, sized and initialised. Returns its fd or -1. */
-static int create_segment(collie_comm *comm, const struct collie__shm_map *m, void **base)
+static int create_segment(collie_comm *comm, const struct collie__shm_map *m, void **base,
+                          uint64_t *ino)
 {
     struct collie__seg seg;
     int err = collie__seg_create("collie", m->total, &seg);
@@ -109,6 +110,7 @@ static int create_segment(collie_comm *comm, const struct collie__shm_map *m, vo
         return -1;
     }
     *base = seg.base;
+    *ino = seg.ino;
     struct collie__shm_header *h = *base;
     h->nranks = (uint32_t)comm->local_size;
     h->ring_head = ring_head_choice(); /* the followers frame as the leader chose */
@@ -122,7 +124,7 @@ static int create_segment(collie_comm *comm, const struct collie__shm_map *m, vo
 
 /* A follower's half: the leader's segment, reached through /proc. */
 static collie_status open_segment(collie_comm *comm, int leader_pid, int leader_fd,
-                                  const struct collie__shm_map *m, void **base)
+                                  const struct collie__shm_map *m, void **base, uint64_t *ino)
 {
     char path[COLLIE__SEG_PATH_LEN];
     collie__seg_path(leader_pid, leader_fd, path);
@@ -145,6 +147,7 @@ static collie_status open_segment(collie_comm *comm, int leader_pid, int leader_
     if (err)
         return collie__fail(comm, COLLIE_ERR_SYSTEM, "mmap of %s failed: %s", path, strerror(err));
     *base = seg.base;
+    *ino = seg.ino;
     const struct collie__shm_header *h = *base;
     if (h->magic != COLLIE_SHM_MAGIC || h->nranks != (uint32_t)comm->local_size ||
         h->slot_bytes != m->slot_bytes || h->ring_bytes != m->ring_bytes ||
@@ -383,6 +386,70 @@ static struct collie__peer_mem *open_peers(const collie_comm *comm, const int32_
     return peers;
 }
 
+/* FNV-1a over this host's pids in local-rank order (`stride` bytes apart, by global rank). */
+static uint64_t host_ranks_hash(const collie_comm *comm, const int32_t *pid0, size_t stride)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (int i = 0; i < comm->local_size; i++) {
+        unsigned char pid[sizeof *pid0];
+        memcpy(pid, (const char *)pid0 + (size_t)comm->local_to_global[i] * stride, sizeof pid);
+        for (size_t b = 0; b < sizeof pid; b++)
+            h = (h ^ pid[b]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/*
+ * Which kept segment the host reuses (shm_keep.c): the first of the
+ * leader's that every local rank kept from a communicator of these very
+ * processes, in this order.  From the exchange's records alone (ino and
+ * ranks: COLLIE__SHM_KEEP_MAX each, `stride` bytes apart, by global rank),
+ * so every rank of the host decides alike.  Returns its index in cand[], or
+ * -1 for a fresh segment.
+ */
+static int choose_kept(const collie_comm *comm, const uint64_t *ino0, const uint64_t *ranks0,
+                       size_t stride, uint64_t ranks, const struct collie__shm_kept *cand,
+                       int ncand)
+{
+#define KEPT_AT(base, r, j)                                                                        \
+    (((const uint64_t *)(const void *)((const char *)(base) + (size_t)(r)*stride))[j])
+    int leader = comm->local_to_global[0];
+    for (int j = 0; j < COLLIE__SHM_KEEP_MAX; j++) {
+        uint64_t ino = KEPT_AT(ino0, leader, j);
+        if (!ino || KEPT_AT(ranks0, leader, j) != ranks)
+            continue;
+        int everyone = 1;
+        for (int i = 1; i < comm->local_size && everyone; i++) {
+            int r = comm->local_to_global[i], found = 0;
+            for (int k = 0; k < COLLIE__SHM_KEEP_MAX && !found; k++)
+                found = KEPT_AT(ino0, r, k) == ino && KEPT_AT(ranks0, r, k) == ranks;
+            everyone = found;
+        }
+        for (int k = 0; everyone && k < ncand; k++)
+            if (cand[k].ino == ino)
+                return k;
+    }
+    return -1;
+#undef KEPT_AT
+}
+
+/*
+ * The leader's half of reusing a kept segment, while the others wait in the
+ * exchange: every flag and counter back to zero, as in a fresh one (the
+ * rings' and slots' bytes mean nothing until a counter says so), and no
+ * abort on record.
+ */
+static void reset_kept(void *base, const struct collie__shm_map *m)
+{
+    struct collie__shm_header *h = base;
+    memset((unsigned char *)base + m->ctl, 0, m->slot - m->ctl);
+    h->ring_head = ring_head_choice();
+    h->abort_status = 0;
+    h->abort_rank = 0;
+    memset(h->abort_msg, 0, sizeof h->abort_msg);
+    atomic_store_explicit(&h->abort_state, COLLIE_ABORT_NONE, memory_order_relaxed);
+}
+
 /*
  * Creates (host's lowest rank) or opens (the others) the host's segment.
  * Collective over the bootstrap; comm's host layout must be known.
@@ -398,6 +465,8 @@ static collie_status shm_transport_open(collie_comm *comm)
         uint64_t probe;             /* collie__attach_probe_area() */
         cpu_set_t cpus;             /* where the rank may run: the host's CPUs are the union */
         char kernel[KERNEL_ID_LEN]; /* its kernel's boot id: hosts on one kernel share its CPUs */
+        uint64_t kept_ino[COLLIE__SHM_KEEP_MAX]; /* segments it kept (shm_keep.c); 0: none */
+        uint64_t kept_ranks[COLLIE__SHM_KEEP_MAX];
     } *all = calloc((size_t)comm->size, sizeof *all), mine;
     struct shm_ready *ok = calloc((size_t)comm->size, sizeof *ok);
     if (!s || !counters || !all || !ok) {
@@ -408,9 +477,16 @@ static collie_status shm_transport_open(collie_comm *comm)
     comm->hosts.ring_bytes = plan(comm->hosts.max_local).ring_bytes; /* off the call's path */
     void *base = NULL;
     int fd = -1;
+    uint64_t ino = 0;
     if (comm->local_rank == 0)
-        fd = create_segment(comm, &s->map, &base);
+        fd = create_segment(comm, &s->map, &base, &ino);
     memset(&mine, 0, sizeof mine);
+    struct collie__shm_kept cand[COLLIE__SHM_KEEP_MAX];
+    int ncand = collie__shm_keep_take(&s->map, cand), reuse = -1;
+    for (int k = 0; k < ncand; k++) {
+        mine.kept_ino[k] = cand[k].ino;
+        mine.kept_ranks[k] = cand[k].ranks;
+    }
     mine.pid = (int32_t)getpid();
     mine.fd = fd;
     void *probe_area = collie__attach_probe_area();
@@ -421,20 +497,35 @@ static collie_status shm_transport_open(collie_comm *comm)
     collie__identity_boot_id(mine.kernel, sizeof mine.kernel);
     /* Every rank takes part in both exchanges, so a failure anywhere fails all, at once. */
     collie_status st = collie__bootstrap_allgather(comm, &mine, all, sizeof mine);
-    if (st == COLLIE_OK && comm->local_rank != 0) {
+    uint64_t ranks = st == COLLIE_OK ? host_ranks_hash(comm, &all[0].pid, sizeof *all) : 0;
+    if (st == COLLIE_OK && comm->local_rank == 0 && fd < 0)
+        st = comm->failed; /* create_segment() said why; the others learn it in the exchange */
+    if (st == COLLIE_OK)
+        reuse =
+            choose_kept(comm, all[0].kept_ino, all[0].kept_ranks, sizeof *all, ranks, cand, ncand);
+    if (reuse >= 0) {
+        if (base) /* the leader's fresh one, not needed after all */
+            munmap(base, s->map.total);
+        base = cand[reuse].base;
+        ino = cand[reuse].ino;
+        if (comm->local_rank == 0)
+            reset_kept(base, &s->map);
+    } else if (st == COLLIE_OK && comm->local_rank != 0) {
         int leader = comm->local_to_global[0];
         st = all[leader].fd < 0
                  ? collie__fail(comm, COLLIE_ERR_PEER_LOST,
                                 "rank %d could not create this host's shared "
                                 "segment (see its output)",
                                 leader)
-                 : open_segment(comm, all[leader].pid, all[leader].fd, &s->map, &base);
-    } else if (st == COLLIE_OK && fd < 0) {
-        st = comm->failed;
+                 : open_segment(comm, all[leader].pid, all[leader].fd, &s->map, &base, &ino);
     }
     /* Single copies are kept if every rank reads all its local peers. */
     struct shm_ready me_ok = {.ok = st == COLLIE_OK};
-    if (me_ok.ok && probe_attach(comm, &all[0].pid, &all[0].probe, sizeof *all, &me_ok))
+    if (me_ok.ok && reuse >= 0) /* the same processes: what this rank measured then */
+        me_ok = (struct shm_ready){.ok = 1 | (cand[reuse].probe_ok & 2),
+                                   .call_ns = cand[reuse].call_ns,
+                                   .block_ns = cand[reuse].block_ns};
+    else if (me_ok.ok && probe_attach(comm, &all[0].pid, &all[0].probe, sizeof *all, &me_ok))
         me_ok.ok |= 2;
     collie_status st2 = collie__bootstrap_allgather(comm, &me_ok, ok, sizeof me_ok);
     free(probe_area); /* every peer has probed it: the exchange waited for them all */
@@ -459,6 +550,9 @@ static collie_status shm_transport_open(collie_comm *comm)
     }
     free(all);
     free(ok);
+    for (int k = 0; k < ncand; k++)
+        if (k != reuse)
+            collie__shm_keep_return(&cand[k]);
     if (st != COLLIE_OK) {
         if (base)
             munmap(base, s->map.total);
@@ -466,6 +560,14 @@ static collie_status shm_transport_open(collie_comm *comm)
         free(s);
         return st;
     }
+    collie__shm_keep_opened();
+    s->kept = (struct collie__shm_kept){.base = base,
+                                        .map = s->map,
+                                        .ino = ino,
+                                        .ranks = ranks,
+                                        .probe_ok = me_ok.ok & 2,
+                                        .call_ns = me_ok.call_ns,
+                                        .block_ns = me_ok.block_ns};
     s->sent = counters;
     s->rcvd = counters + COLLIE_SHM_CHANNELS * comm->local_size;
     s->tail_seen = counters + 2 * COLLIE_SHM_CHANNELS * comm->local_size;
@@ -473,17 +575,19 @@ static collie_status shm_transport_open(collie_comm *comm)
     s->sent_last = counters + 4 * COLLIE_SHM_CHANNELS * comm->local_size;
     s->rcvd_last = counters + 5 * COLLIE_SHM_CHANNELS * comm->local_size;
     attach(s, base, comm->local_size, comm->local_rank);
-    populate(s);
+    if (reuse < 0) /* a kept one is in this rank's page tables already */
+        populate(s);
     s->attach = attach_ok;
     s->attach_call_ns = attach_ok ? call_ns : 0;
     s->attach_block_ns = attach_ok ? block_ns : 0;
     set_wait_policy(s, comm->crowd_ranks, comm->crowd_cpus);
     comm->shm = s;
     COLLIE_INFO("shm",
-                "%d ranks on this host, segment %zu bytes, slot %zu, ring %zu (%s), spin %llu "
+                "%d ranks on this host, segment %zu bytes (%s), slot %zu, ring %zu (%s), spin %llu "
                 "us, yield %llu us (%d ranks on %d CPUs%s), cross-memory attach %s (a call %.3f "
                 "us, %.3f GB/s)",
-                s->n, s->map.total, s->map.slot_bytes, s->map.ring_bytes,
+                s->n, s->map.total, reuse >= 0 ? "kept from a finalized communicator" : "new",
+                s->map.slot_bytes, s->map.ring_bytes,
                 s->ring_head ? "small messages at its head" : "every message round it",
                 (unsigned long long)s->spin_ns / 1000, (unsigned long long)s->yield_ns / 1000,
                 comm->crowd_ranks, comm->crowd_cpus,
@@ -524,7 +628,13 @@ static void shm_transport_close(collie_comm *comm)
                     (unsigned long long)s->attach_bytes_kernel,
                     (unsigned long long)s->attach_bytes_mapped);
     collie__mem_peers_close(s->peers, s->n);
-    munmap(s->hdr, s->map.total);
+    /* After a failure a peer may still be in a call: the segment goes with this communicator. */
+    int keep =
+        atomic_load(&comm->failed) == COLLIE_OK &&
+        atomic_load_explicit(&s->hdr->abort_state, memory_order_acquire) == COLLIE_ABORT_NONE;
+    if (!keep)
+        munmap(s->hdr, s->map.total);
+    collie__shm_keep_closed(keep ? &s->kept : NULL);
     free(s->sent);
     free(s);
     comm->shm = NULL;

@@ -97,6 +97,44 @@ struct collie__shm_map {
     size_t slot_bytes, ring_bytes;
 };
 
+/*
+ * A segment as this rank mapped it, to keep for a later communicator of the
+ * same ranks once its own is finalized (shm_keep.c): what tells it apart
+ * on every rank, and what this rank measured of single copies when it
+ * opened (the same processes would measure it again).
+ */
+struct collie__shm_kept {
+    void *base;
+    struct collie__shm_map map;
+    uint64_t ino;     /* the memfd's inode: names the segment alike on every rank */
+    uint64_t ranks;   /* a hash of the host's pids in local-rank order */
+    int32_t probe_ok; /* 2: this rank read each local peer's memory (shm.c's shm_ready) */
+    uint32_t call_ns, block_ns;
+};
+
+/* Kept segments a process holds, at most (COLLIE_SHM_KEEP is capped here). */
+#define COLLIE__SHM_KEEP_MAX 4
+
+/*
+ * Moves every kept segment planned as *map (at most COLLIE__SHM_KEEP_MAX)
+ * into out[], for one opening communicator to choose from; how many.  The
+ * caller uses one or gives each back (collie__shm_keep_return).
+ */
+int collie__shm_keep_take(const struct collie__shm_map *map, struct collie__shm_kept *out);
+
+/* Keeps a segment taken and not used; unmaps it if no communicator is open or none is kept. */
+void collie__shm_keep_return(const struct collie__shm_kept *k);
+
+/* A communicator has opened its segment (kept ones live while one is open). */
+void collie__shm_keep_opened(void);
+
+/*
+ * A communicator has closed: its segment k is kept (NULL: the caller unmapped
+ * it, a failure may have left it inconsistent); after the process's last,
+ * every kept segment is unmapped.
+ */
+void collie__shm_keep_closed(const struct collie__shm_kept *k);
+
 /* This rank's view of the segment. */
 struct collie__shm {
     struct collie__shm_header *hdr;
@@ -105,9 +143,10 @@ struct collie__shm {
     unsigned char *slot;
     unsigned char *ring;
     struct collie__shm_map map;
-    int n, me;             /* local size and local rank */
-    uint32_t step;         /* syncs posted by this rank */
-    uint32_t round;        /* staging rounds started; parity picks the buffer */
+    struct collie__shm_kept kept; /* the segment, as it will be kept at close */
+    int n, me;                    /* local size and local rank */
+    uint32_t step;                /* syncs posted by this rank */
+    uint32_t round;               /* staging rounds started; parity picks the buffer */
     size_t shift[2];       /* where in each parity's slots its round's bytes lie (win_round) */
     unsigned swap[2];      /* 1: each parity's slots change hands this round (win_exchange) */
     int check_desc;        /* the next sync compares peers' descriptors */

@@ -46,11 +46,15 @@ for mpi in mpis:
                     t[mode].setdefault(int(m.group(1)), []).append(float(m.group(2)))
     def cell(v):
         return "%10.2f [%.2f-%.2f]" % (st.median(v), min(v), max(v))
+    # Spread, slowest round over fastest: whether runs in a row agree, beside MPI's own.
     print("# IMB-MPI1, t_avg (us), median [min-max] over %d rounds: %s alone and with "
-          "libcollie-mpi-%s.so" % (len(t["plain"][min(t["plain"])]), names.get(mpi, mpi), mpi))
-    print("%10s %28s %28s %8s" % ("bytes", names.get(mpi, mpi), "+ libcollie-mpi", "x"))
+          "libcollie-mpi-%s.so; spread: slowest round / fastest" %
+          (len(t["plain"][min(t["plain"])]), names.get(mpi, mpi), mpi))
+    print("%10s %28s %28s %8s %8s %8s" % ("bytes", names.get(mpi, mpi), "+ libcollie-mpi", "x",
+                                          "spread", "spread+"))
     for b in sorted(t["plain"]):
         p, q = t["plain"][b], t["preload"].get(b)
         if q:
-            print("%10d %28s %28s %8.2f" % (b, cell(p), cell(q), st.median(p) / st.median(q)))
+            print("%10d %28s %28s %8.2f %8.2f %8.2f" % (b, cell(p), cell(q), st.median(p) / st.median(q),
+                                                     max(p) / min(p), max(q) / min(q)))
 PY

@@ -2,11 +2,12 @@
 /*
  * shm_keep.c - the host segments of finalized communicators, kept mapped
  * for the next communicator of the same ranks (a dup, a split made again).
- * A fresh segment costs its creation little but every rank's mapping of it
- * much: each rank maps the rings it uses and every rank's slot heads into
- * its page tables (shm.c's populate()), a few MiB a rank, and unmaps them
- * at finalize.  Measured at 8 ranks on 2 vCPUs, that was most of a split's
- * 41 ms; a kept segment is already in every rank's page tables.
+ * A fresh segment costs its creation little but its pages much: each rank
+ * maps the rings it uses and every rank's slot heads into its page tables
+ * (shm.c's populate()), a few MiB a rank, the kernel allocating and zeroing
+ * each page on its first touch, and unmaps them at finalize.  Measured at 8
+ * ranks on 2 vCPUs, that was most of a split's 41 ms; a kept segment's
+ * pages are allocated and in every rank's page tables already.
  *
  * Which segment a new communicator may take is decided from what its ranks
  * exchange when it opens (shm.c): one that every local rank kept, from a

@@ -76,8 +76,10 @@ static void start_job(collie_comm *comm, const struct collie__identity *id)
         FUZZ_ASSERT(comm->failed != COLLIE_OK && comm->last_error[0]);
         return;
     }
-    char host_id[COLLIE_HOST_ID_LEN] = "fuzz-host";
-    if (collie__comm_find_hosts(comm, host_id, sizeof host_id, -1, -1, "fuzz") != COLLIE_OK) {
+    char host_id[COLLIE_HOST_ID_LEN] = "fuzz-host", ids[2][COLLIE_HOST_ID_LEN];
+    if (collie__bootstrap_allgather(comm, host_id, ids, sizeof host_id) != COLLIE_OK ||
+        collie__comm_find_hosts(comm, ids[0], sizeof ids[0], sizeof ids[0], -1, -1, "fuzz") !=
+            COLLIE_OK) {
         FUZZ_ASSERT(comm->failed != COLLIE_OK && comm->last_error[0]);
         return;
     }

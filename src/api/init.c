@@ -75,16 +75,43 @@ static collie_status init_fail(collie_comm *comm, collie_status status)
     return status;
 }
 
+/* What each rank tells every other in the first exchange: where it runs, where its door is. */
+struct card {
+    char host_id[COLLIE_HOST_ID_LEN];
+    struct collie__door_addr door;
+};
+
+/*
+ * The first exchange of a new communicator: every rank's card, in one round
+ * over the rendezvous (each round costs every rank a wake-up, on a crowded
+ * host most of a communicator's making).  Fills the host table and the doors.
+ */
+static collie_status meet(collie_comm *comm, const struct collie__identity *id)
+{
+    struct card mine, *all = calloc((size_t)comm->size, sizeof *all);
+    if (!all)
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for %d ranks' cards", comm->size);
+    memset(&mine, 0, sizeof mine);
+    memcpy(mine.host_id, id->host_id, sizeof mine.host_id);
+    collie_status st = collie__door_listen(comm, &mine.door);
+    if (st == COLLIE_OK)
+        st = collie__bootstrap_allgather(comm, &mine, all, sizeof mine);
+    if (st == COLLIE_OK)
+        st = collie__comm_find_hosts(comm, all[0].host_id, sizeof *all, sizeof all->host_id,
+                                     id->local_rank, id->local_size, id->source);
+    if (st == COLLIE_OK)
+        st = collie__door_learn(comm, &all[0].door, sizeof *all);
+    free(all);
+    return st;
+}
+
 static collie_status join(collie_comm *comm, const struct collie__identity *id)
 {
     collie_status st = collie__select_init(comm);
     if (st == COLLIE_OK)
         st = collie__bootstrap_open(comm, id);
     if (st == COLLIE_OK)
-        st = collie__comm_find_hosts(comm, id->host_id, sizeof id->host_id, id->local_rank,
-                                     id->local_size, id->source);
-    if (st == COLLIE_OK)
-        st = collie__door_open(comm);
+        st = meet(comm, id);
     if (st == COLLIE_OK)
         st = collie__transports_open(comm);
     if (st == COLLIE_OK)

@@ -27,7 +27,7 @@
 
 #define HELLO_MAGIC 0x434c4253u /* "CLBS" */
 #define FRAME_MAGIC 0x434c4246u /* "CLBF" */
-#define PROTOCOL_VERSION 2u
+#define PROTOCOL_VERSION 3u     /* of the hello and the exchanges at init: one changed, it moves */
 
 struct hello {
     uint32_t magic, version;
@@ -271,8 +271,6 @@ collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__ide
         if (st == COLLIE_OK && encrypt && !(seals[0] = sealed(comm, &nonces, 1, &h)))
             st = comm->failed;
     }
-    if (st == COLLIE_OK)
-        st = collie__bootstrap_barrier(comm);
     if (st != COLLIE_OK)
         collie__bootstrap_close(comm);
     return st;
@@ -314,16 +312,6 @@ collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, v
             return st;
         }
     return COLLIE_OK;
-}
-
-collie_status collie__bootstrap_barrier(collie_comm *comm)
-{
-    char mine = 0, *all = malloc((size_t)comm->size);
-    if (!all)
-        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for a bootstrap barrier");
-    collie_status st = collie__bootstrap_allgather(comm, &mine, all, 1);
-    free(all);
-    return st;
 }
 
 int collie__bootstrap_local_addr(const collie_comm *comm, char *host, size_t len)

@@ -64,16 +64,16 @@ int collie__identity_in_a_job(void);
 /*
  * Connects rank 0 with every other rank (rank 0 listens at the address, the
  * others retry until it does, within COLLIE_TIMEOUT).  A one-rank job needs
- * no connection.  On failure nothing is left open.
+ * no connection.  On failure nothing is left open.  Rank 0 returns once
+ * every rank has joined, the others once they have: the first allgather
+ * after it is what tells them all that the job is whole (a barrier here
+ * would cost a round of its own).
  */
 collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__identity *id);
 
 /* all[r*len .. (r+1)*len) receives rank r's `mine`, on every rank. */
 collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, void *all,
                                           size_t len);
-
-/* Returns once every rank has entered it. */
-collie_status collie__bootstrap_barrier(collie_comm *comm);
 
 /* This rank's end of its rendezvous connections, as a numeric address; 0, or -1. */
 int collie__bootstrap_local_addr(const collie_comm *comm, char *host, size_t len);

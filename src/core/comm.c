@@ -117,34 +117,25 @@ static uint64_t link_key(const char *a, const char *b, size_t id_len)
 }
 
 /* Groups ranks by host identity: host order is that of each host's lowest rank. */
-collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, size_t id_len,
-                                      int launcher_local_rank, int launcher_local_size,
-                                      const char *launcher)
+collie_status collie__comm_find_hosts(collie_comm *comm, const char *ids, size_t stride,
+                                      size_t id_len, int launcher_local_rank,
+                                      int launcher_local_size, const char *launcher)
 {
     size_t n = (size_t)comm->size;
-    char *ids = malloc(n * id_len);
-    if (!ids)
-        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the host table");
-    collie_status st = collie__bootstrap_allgather(comm, host_id, ids, id_len);
-    if (st != COLLIE_OK) {
-        free(ids);
-        return st;
-    }
+    const char *host_id = ids + (size_t)comm->rank * stride;
     int *host_of = malloc(n * sizeof(int)), *identity = malloc(n * sizeof(int));
     int *ranks = malloc(n * sizeof(int)), *start = calloc(n + 1, sizeof(int));
     comm->hosts.host_of = host_of, comm->hosts.identity = identity;
     comm->hosts.ranks = ranks, comm->hosts.start = start;
-    if (!host_of || !identity || !ranks || !start) {
-        free(ids);
+    if (!host_of || !identity || !ranks || !start)
         return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the host table");
-    }
     comm->nhosts = 0;
     for (size_t r = 0; r < n; r++) {
-        const char *host = ids + r * id_len;
+        const char *host = ids + r * stride;
         identity[r] = (int)r;
         host_of[r] = -1;
         for (size_t q = 0; q < r && host_of[r] < 0; q++)
-            if (!strncmp(host, ids + q * id_len, id_len))
+            if (!strncmp(host, ids + q * stride, id_len))
                 host_of[r] = host_of[q];
         if (host_of[r] < 0)
             host_of[r] = comm->nhosts++;
@@ -153,8 +144,7 @@ collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, si
     comm->hosts.link_key = 0;
     for (size_t r = 1; r < n && !comm->hosts.link_key; r++)
         if (host_of[r] == 1) /* rank 0 is on host 0; r is host 1's first rank */
-            comm->hosts.link_key = link_key(ids, ids + r * id_len, id_len);
-    free(ids);
+            comm->hosts.link_key = link_key(ids, ids + r * stride, id_len);
     comm->hosts.max_local = 0;
     for (int h = 0; h < comm->nhosts; h++) {
         if (start[h + 1] > comm->hosts.max_local)

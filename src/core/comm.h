@@ -211,13 +211,14 @@ static inline void collie__count_op(collie_comm *comm, enum collie__lane lane, u
 collie_comm *collie__comm_create(int rank, int size);
 
 /*
- * Learns which ranks share a host (collective over the bootstrap): fills
- * hosts, nhosts and the local rank and size.  Warns when the launcher's
- * local rank or size (-1: not given) disagrees.
+ * Learns which ranks share a host from every rank's host identity (id_len
+ * bytes at ids + r * stride for rank r, as the first exchange at init
+ * gathered them): fills hosts, nhosts and the local rank and size.  Warns
+ * when the launcher's local rank or size (-1: not given) disagrees.
  */
-collie_status collie__comm_find_hosts(collie_comm *comm, const char *host_id, size_t id_len,
-                                      int launcher_local_rank, int launcher_local_size,
-                                      const char *launcher);
+collie_status collie__comm_find_hosts(collie_comm *comm, const char *ids, size_t stride,
+                                      size_t id_len, int launcher_local_rank,
+                                      int launcher_local_size, const char *launcher);
 
 /*
  * comm joins parent's family (collie_comm_split's new communicator), leaving

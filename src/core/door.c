@@ -10,8 +10,9 @@
 #include "bootstrap.h"
 #include "sock.h"
 
-collie_status collie__door_open(collie_comm *comm)
+collie_status collie__door_listen(collie_comm *comm, struct collie__door_addr *mine)
 {
+    memset(mine, 0, sizeof *mine);
     if (comm->size < 2)
         return COLLIE_OK;
     struct collie__door *d = calloc(1, sizeof *d);
@@ -24,21 +25,28 @@ collie_status collie__door_open(collie_comm *comm)
     }
     d->listen_fd = -1;
     comm->door = d;
-    struct collie__door_addr mine = {0};
-    collie_status st = collie__bootstrap_own_addr(comm, mine.host, sizeof mine.host);
+    collie_status st = collie__bootstrap_own_addr(comm, mine->host, sizeof mine->host);
     char err[256];
-    if (st == COLLIE_OK && collie__sock_listen(mine.host, 0, &d->listen_fd, err, sizeof err) != 0)
+    if (st == COLLIE_OK && collie__sock_listen(mine->host, 0, &d->listen_fd, err, sizeof err) != 0)
         st = collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d: its door: %s", comm->rank, err);
-    if (st == COLLIE_OK && (mine.port = collie__sock_port(d->listen_fd)) < 0)
+    if (st == COLLIE_OK && (mine->port = collie__sock_port(d->listen_fd)) < 0)
         st = collie__fail(comm, COLLIE_ERR_SYSTEM, "rank %d: its door: getsockname: %s", comm->rank,
                           strerror(errno));
-    if (st == COLLIE_OK)
-        st = collie__bootstrap_allgather(comm, &mine, d->addr, sizeof mine);
-    for (int r = 0; st == COLLIE_OK && r < comm->size; r++)
+    return st;
+}
+
+collie_status collie__door_learn(collie_comm *comm, const struct collie__door_addr *all,
+                                 size_t stride)
+{
+    struct collie__door *d = comm->door;
+    for (int r = 0; d && r < comm->size; r++) {
+        memcpy(&d->addr[r], (const char *)all + (size_t)r * stride, sizeof d->addr[r]);
         if (!memchr(d->addr[r].host, 0, sizeof d->addr[r].host) || d->addr[r].port < 1 ||
             d->addr[r].port > 65535)
-            st = collie__fail(comm, COLLIE_ERR_INTERNAL, "rank %d sent a door that is not one", r);
-    return st;
+            return collie__fail(comm, COLLIE_ERR_INTERNAL, "rank %d sent a door that is not one",
+                                r);
+    }
+    return COLLIE_OK;
 }
 
 void collie__door_close(collie_comm *comm)

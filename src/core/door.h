@@ -6,7 +6,7 @@
  * star at rank 0) may all be broken once a rank is lost, and they are no
  * way to find out who is left.  So each rank of a communicator of two or
  * more opens one more listening socket at init, the door, and every rank
- * learns every door's address over the rendezvous.  Nobody connects to a
+ * learns every door's address in the rendezvous's first exchange.  Nobody connects to a
  * door until the survivors shrink the communicator (collie_comm_shrink):
  * then they meet there.  A door that refuses a connection proves its rank's
  * process is gone (the kernel closed it), which is how the survivors tell a
@@ -28,11 +28,19 @@ struct collie__door {
 };
 
 /*
- * Opens this rank's door on the address peers reach it at and allgathers
- * every rank's over the rendezvous (collective; a one-rank communicator
- * opens none).  COLLIE_OK, or the failure recorded on comm.
+ * Opens this rank's door on the address peers reach it at, and says where
+ * in *mine (a one-rank communicator opens none: *mine stays zero).
+ * COLLIE_OK, or the failure recorded on comm.
  */
-collie_status collie__door_open(collie_comm *comm);
+collie_status collie__door_listen(collie_comm *comm, struct collie__door_addr *mine);
+
+/*
+ * Takes every rank's door from the table of the first exchange at init
+ * (rank r's at (const char *)all + r * stride), checking each is an
+ * address.  COLLIE_OK, or the failure recorded on comm.
+ */
+collie_status collie__door_learn(collie_comm *comm, const struct collie__door_addr *all,
+                                 size_t stride);
 
 /* Closes the door and frees the table; NULL-safe, and a door never opened is nothing. */
 void collie__door_close(collie_comm *comm);

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bootstrap.h"
 #include "config.h"
 #include "log.h"
 #include "status.h"

@@ -6,11 +6,12 @@
  * star at rank 0) may all be broken once a rank is lost, and they are no
  * way to find out who is left.  So each rank of a communicator of two or
  * more opens one more listening socket at init, the door, and every rank
- * learns every door's address in the rendezvous's first exchange.  Nobody connects to a
- * door until the survivors shrink the communicator (collie_comm_shrink):
- * then they meet there.  A door that refuses a connection proves its rank's
- * process is gone (the kernel closed it), which is how the survivors tell a
- * dead rank from a slow one without waiting out COLLIE_TIMEOUT.
+ * learns every door's address in the rendezvous's first exchange.  Nobody
+ * connects to a door until the survivors shrink the communicator
+ * (collie_comm_shrink): then they meet there.  A door that refuses a
+ * connection proves its rank's process is gone (the kernel closed it),
+ * which is how the survivors tell a dead rank from a slow one without
+ * waiting out COLLIE_TIMEOUT.
  */
 #ifndef COLLIE_DOOR_H
 #define COLLIE_DOOR_H

@@ -53,11 +53,18 @@
  * split-leave     the odd ranks' split fails (MISMATCH between ranks 1 and 3); they
  *                 finalize the whole job's communicator while the even ranks wait in
  *                 an allreduce on it: those get the split's cause, not only "left"
+ * split-fail      rank 1 can open no file (its soft RLIMIT_NOFILE at its open files)
+ *                 while the job splits into odd and even ranks: rank 1's split fails
+ *                 naming why, rank 3's with rank 1's reason, within seconds (not
+ *                 COLLIE_TIMEOUT); the even ranks' group works, and so does the job's
+ *                 communicator on every rank (its collectives stayed in step)
  * Every failure must then be sticky: the next call returns it without waiting.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -431,6 +438,58 @@ static void split_leave(void)
     collie_finalize(half);
 }
 
+static void split_fail(void)
+{
+    struct rlimit was;
+    CHECK(getrlimit(RLIMIT_NOFILE, &was) == 0, "getrlimit: %s", strerror(errno));
+    if (rank == 1) {
+        int lowest = dup(0); /* the lowest free descriptor: from it on, every open fails */
+        CHECK(lowest >= 0, "dup: %s", strerror(errno));
+        close(lowest);
+        struct rlimit none = {(rlim_t)lowest, was.rlim_max};
+        CHECK(setrlimit(RLIMIT_NOFILE, &none) == 0, "setrlimit: %s", strerror(errno));
+    }
+    collie_comm *half = NULL;
+    double t0 = test_seconds();
+    collie_status st = collie_comm_split(comm, rank % 2, rank, &half);
+    double took = test_seconds() - t0;
+    if (rank == 1)
+        CHECK(setrlimit(RLIMIT_NOFILE, &was) == 0, "setrlimit: %s", strerror(errno));
+    const char *why = collie_last_error(NULL);
+    if (rank % 2) {
+        CHECK(st != COLLIE_OK && !half, "rank %d: the split of a rank out of files returned %s",
+              rank, collie_strerror(st));
+        CHECK(strstr(why, "rank 0") && strstr(why, strerror(EMFILE)),
+              "rank %d: the split's failure does not name rank 1 (rank 0 of its group) and "
+              "why: %s",
+              rank, why);
+    } else {
+        CHECK(st == COLLIE_OK && half && collie_size(half) == size / 2 + size % 2,
+              "rank %d: the even ranks' split: %s: %s", rank, collie_strerror(st), why);
+        int in[64], out[64];
+        for (int i = 0; i < 64; i++)
+            in[i] = rank * 64 + i;
+        CHECK_OK(half, collie_allreduce(half, in, out, 64, COLLIE_INT32, COLLIE_SUM));
+        for (int i = 0; i < 64; i++) {
+            int want = 0;
+            for (int r = 0; r < size; r += 2)
+                want += r * 64 + i;
+            CHECK(out[i] == want, "even group: element %d is %d, want %d", i, out[i], want);
+        }
+        collie_finalize(half);
+    }
+    CHECK(took < test_time(10), "rank %d: the split took %.1f s", rank, took);
+    double x[100], y[100];
+    for (int i = 0; i < 100; i++)
+        x[i] = rank + i;
+    CHECK_OK(comm, collie_allreduce(comm, x, y, 100, COLLIE_FLOAT64, COLLIE_SUM));
+    for (int i = 0; i < 100; i++)
+        CHECK(y[i] == size * (size - 1) / 2.0 + size * i,
+              "the job's communicator: element %d is "
+              "%g",
+              i, y[i]);
+}
+
 static void counters(void)
 {
     unsigned long long ops = 1, bytes = 1;
@@ -769,6 +828,8 @@ int main(int argc, char **argv)
         sigkill_mid();
     else if (!strcmp(s, "split-leave"))
         split_leave();
+    else if (!strcmp(s, "split-fail"))
+        split_fail();
     else if (!strcmp(s, "long-call"))
         long_call();
     else if (!strcmp(s, "traffic"))

@@ -51,6 +51,14 @@ static inline int collie__overlaps(const void *a, size_t alen, const void *b, si
 /* collie_get_unique_id with rank 0 listening on host (NULL: the default address). */
 collie_status collie__get_unique_id_at(collie_unique_id *id, const char *host);
 
+struct collie__bootstrap_over;
+/*
+ * rank of a new communicator of size ranks, made inside over->parent (a
+ * split): its exchanges are the parent's (bootstrap.h).  As collie_init_rank.
+ */
+collie_status collie__init_over(collie_comm **out, int size, int rank,
+                                struct collie__bootstrap_over *over);
+
 /* Where collie_allreduce_ef on comm runs its codes, in words (`collie info`). */
 const char *collie__ef_describe(const collie_comm *comm);
 

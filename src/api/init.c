@@ -109,7 +109,8 @@ static collie_status join(collie_comm *comm, const struct collie__identity *id)
 {
     collie_status st = collie__select_init(comm);
     if (st == COLLIE_OK)
-        st = collie__bootstrap_open(comm, id);
+        st = id->over ? collie__bootstrap_open_over(comm, id->over)
+                      : collie__bootstrap_open(comm, id);
     if (st == COLLIE_OK)
         st = meet(comm, id);
     if (st == COLLIE_OK)
@@ -160,7 +161,7 @@ static collie_status make_comm(const struct collie__identity *id, const char *to
         comm->token = comm->token_buf;
     }
     collie__log_set_rank(comm->rank);
-    if ((!token || id->token_public) && comm->size > 1 && comm->rank == 0 &&
+    if ((!token || id->token_public) && comm->size > 1 && comm->rank == 0 && !id->over &&
         !collie__auth_has_token())
         COLLIE_WARN("init",
                     "COLLIE_TOKEN is not set: any process that reaches %s:%d can join "
@@ -277,6 +278,21 @@ collie_status collie_init_rank(collie_comm **out, int size, const collie_unique_
     char token[2 * COLLIE_UID_TOKEN_BYTES + 1];
     collie__uid_token_text(&u, token, sizeof token);
     return make_comm(&id, token, out);
+}
+
+collie_status collie__init_over(collie_comm **out, int size, int rank,
+                                struct collie__bootstrap_over *over)
+{
+    *out = NULL;
+    collie_status st = load_config();
+    if (st != COLLIE_OK)
+        return st;
+    struct collie__identity id;
+    collie__identity_for_rank(&id, rank, size, "", 0);
+    id.source = "collie_comm_split";
+    id.rendezvous = "its parent's exchanges";
+    id.over = over;
+    return make_comm(&id, over->parent->token, out);
 }
 
 collie_status collie_finalize(collie_comm *comm)

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * split.c - collie_comm_split: two allgathers over the parent (every rank's
- * color and key; then each new group's unique id, drawn by its new rank 0),
- * and collie_init_rank on the id.  A sub-communicator is thus a whole
- * communicator: its own rendezvous, host table, shared segment and
- * connections, so that it runs beside its parent (interleaved requests on
- * both never wait for each other) and is freed on its own.
+ * split.c - collie_comm_split: an allgather over the parent (every rank's
+ * color and key), then each new group made as a whole communicator: its own
+ * host table, shared segment and connections, so that it runs beside its
+ * parent (interleaved requests on both never wait for each other) and is
+ * freed on its own.  Where every group lies on one host, the groups' making
+ * rides on the parent's allgathers (bootstrap_over.c); else each group's
+ * new rank 0 draws a unique id, a second allgather hands it out, and the
+ * group meets at its own rendezvous (collie_init_rank).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +37,95 @@ static int group_of(const struct member *all, int n, int me, int *ranks)
     return count;
 }
 
+static int by_color_then_host(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Whether each group of all[] (n ranks of comm) lies on one of comm's hosts; pairs: n, scratch. */
+static int groups_on_one_host(const collie_comm *comm, const struct member *all, int n,
+                              int (*pairs)[2])
+{
+    int count = 0, one = 1;
+    for (int r = 0; r < n; r++)
+        if (all[r].color >= 0) {
+            pairs[count][0] = all[r].color;
+            pairs[count++][1] = comm->hosts.host_of[r];
+        }
+    qsort(pairs, (size_t)count, sizeof *pairs, by_color_then_host);
+    for (int i = 1; i < count && one; i++)
+        one = pairs[i][0] != pairs[i - 1][0] || pairs[i][1] == pairs[i - 1][1];
+    return one;
+}
+
+static collie_status parent_allgather(collie_comm *parent, const void *mine, void *all, size_t len)
+{
+    return collie_allgather(parent, mine, all, len, COLLIE_UINT8);
+}
+
+/*
+ * This rank's group (`count` ranks of comm, new rank i is comm's ranks[i];
+ * member: whether this rank is in one) made over comm, every group at once.
+ */
+static collie_status split_over(collie_comm *comm, int member, int count, const int *ranks,
+                                collie_comm **newcomm)
+{
+    struct collie__bootstrap_over over = {
+        .parent = comm, .members = ranks, .allgather = parent_allgather};
+    /* The address of its door: as a rendezvous of its own would have found it. */
+    if (comm->nhosts == 1 || collie__bootstrap_local_addr(comm, over.host, sizeof over.host))
+        snprintf(over.host, sizeof over.host, "127.0.0.1");
+    collie_status st = COLLIE_OK;
+    if (member) {
+        int new_rank = 0;
+        while (ranks[new_rank] != comm->rank)
+            new_rank++;
+        st = collie__init_over(newcomm, count, new_rank, &over);
+    }
+    collie_status parent = collie__bootstrap_over_finish(&over, *newcomm, st);
+    if (parent != COLLIE_OK) { /* the parent failed: its group may not be whole */
+        collie_finalize(*newcomm);
+        *newcomm = NULL;
+        return parent;
+    }
+    if (st == COLLIE_OK && *newcomm)
+        collie__comm_join_family(*newcomm, comm, ranks); /* without memory: its own */
+    return st;
+}
+
+/*
+ * As split_over, where a group spans hosts: each group's new rank 0 draws
+ * a unique id, an allgather over comm hands it out, and each group meets at
+ * its own rendezvous.
+ */
+static collie_status split_apart(collie_comm *comm, int member, int count, const int *ranks,
+                                 collie_comm **newcomm)
+{
+    int n = comm->size;
+    collie_unique_id id = {{0}}, *ids = malloc(sizeof *ids * (size_t)n);
+    if (!ids)
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "collie_comm_split: no memory for %d ids", n);
+    if (member && ranks[0] == comm->rank) {
+        /* One host: loopback.  Across hosts: the address the parent's rendezvous reached. */
+        char host[64];
+        int local = comm->nhosts == 1 || collie__bootstrap_local_addr(comm, host, sizeof host);
+        if (collie__get_unique_id_at(&id, local ? "127.0.0.1" : host) != COLLIE_OK)
+            memset(&id, 0, sizeof id); /* the members see an invalid id and fail alike */
+    }
+    collie_status st = collie_allgather(comm, &id, ids, sizeof id, COLLIE_UINT8);
+    if (st == COLLIE_OK && member) {
+        int new_rank = 0;
+        while (ranks[new_rank] != comm->rank)
+            new_rank++;
+        st = collie_init_rank(newcomm, count, &ids[ranks[0]], new_rank);
+        if (st == COLLIE_OK)
+            collie__comm_join_family(*newcomm, comm, ranks); /* without memory: its own */
+    }
+    free(ids);
+    return st;
+}
+
 collie_status collie_comm_split(collie_comm *comm, int color, int key, collie_comm **newcomm)
 {
     if (!comm || !newcomm) {
@@ -45,35 +137,20 @@ collie_status collie_comm_split(collie_comm *comm, int color, int key, collie_co
     *newcomm = NULL;
     int n = comm->size;
     struct member mine = {color < 0 ? -1 : color, key}, *all = malloc(sizeof *all * (size_t)n);
-    int *ranks = malloc(sizeof(int) * (size_t)n);
-    collie_unique_id id = {{0}}, *ids = malloc(sizeof *ids * (size_t)n);
-    collie_status st = all && ranks && ids ? COLLIE_OK
-                                           : collie__fail(comm, COLLIE_ERR_NOMEM,
-                                                          "collie_comm_split: no memory for %d "
-                                                          "ranks' colors",
-                                                          n);
-    if (st == COLLIE_OK)
-        st = collie_allgather(comm, &mine, all, sizeof mine, COLLIE_UINT8);
-    int count = st == COLLIE_OK ? group_of(all, n, comm->rank, ranks) : 0;
-    int leader = count ? ranks[0] : -1;
-    if (st == COLLIE_OK && mine.color >= 0 && leader == comm->rank) {
-        /* One host: loopback.  Across hosts: the address the parent's rendezvous reached. */
-        char host[64];
-        int local = comm->nhosts == 1 || collie__bootstrap_local_addr(comm, host, sizeof host);
-        if (collie__get_unique_id_at(&id, local ? "127.0.0.1" : host) != COLLIE_OK)
-            memset(&id, 0, sizeof id); /* the members see an invalid id and fail alike */
+    int *ranks = malloc(sizeof(int) * (size_t)n), (*pairs)[2] = malloc(sizeof *pairs * (size_t)n);
+    collie_status st = all && ranks && pairs
+                           ? collie_allgather(comm, &mine, all, sizeof mine, COLLIE_UINT8)
+                           : collie__fail(comm, COLLIE_ERR_NOMEM,
+                                          "collie_comm_split: no memory for %d ranks' "
+                                          "colors",
+                                          n);
+    if (st == COLLIE_OK) {
+        int count = group_of(all, n, comm->rank, ranks);
+        /* A failure from here is the new communicator's: comm stays usable, last_error(NULL) says why. */
+        st = groups_on_one_host(comm, all, n, pairs)
+                 ? split_over(comm, mine.color >= 0, count, ranks, newcomm)
+                 : split_apart(comm, mine.color >= 0, count, ranks, newcomm);
     }
-    if (st == COLLIE_OK)
-        st = collie_allgather(comm, &id, ids, sizeof id, COLLIE_UINT8);
-    if (st == COLLIE_OK && mine.color >= 0) {
-        int new_rank = 0;
-        while (ranks[new_rank] != comm->rank)
-            new_rank++;
-        /* A failure here is the new communicator's: comm stays usable, last_error(NULL) says why. */
-        st = collie_init_rank(newcomm, count, &ids[leader], new_rank);
-        if (st == COLLIE_OK)
-            collie__comm_join_family(*newcomm, comm, ranks); /* without memory: its own */
-    }
-    free(all), free(ranks), free(ids);
+    free(all), free(ranks), free(pairs);
     return st;
 }

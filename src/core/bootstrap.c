@@ -42,7 +42,9 @@ struct frame {
 
 struct collie__bootstrap {
     int *fd; /* rank 0: fd[r] for every other rank r; others: fd[0], the link to rank 0 */
-    struct collie__seal **seal; /* as fd, with COLLIE_ENCRYPT=1 (seal.h); else NULL */
+    struct collie__seal **seal;          /* as fd, with COLLIE_ENCRYPT=1 (seal.h); else NULL */
+    struct collie__bootstrap_over *over; /* exchanges over a parent, while it is made; or NULL */
+    char host[64]; /* made over a parent: the address its peers reach this rank at */
 };
 
 /* One end of the star. */
@@ -276,6 +278,29 @@ collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__ide
     return st;
 }
 
+collie_status collie__bootstrap_open_over(collie_comm *comm, struct collie__bootstrap_over *over)
+{
+    struct collie__bootstrap *b = calloc(1, sizeof *b);
+    int *fds = malloc(sizeof(int) * (size_t)comm->size);
+    if (!b || !fds) {
+        free(b), free(fds);
+        return collie__fail(comm, COLLIE_ERR_NOMEM, "no memory for the bootstrap");
+    }
+    for (int r = 0; r < comm->size; r++)
+        fds[r] = -1;
+    b->fd = fds;
+    b->over = over;
+    snprintf(b->host, sizeof b->host, "%s", over->host);
+    comm->boot = b;
+    return COLLIE_OK;
+}
+
+void collie__bootstrap_made(collie_comm *comm)
+{
+    if (comm && comm->boot)
+        comm->boot->over = NULL;
+}
+
 collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, void *all,
                                           size_t len)
 {
@@ -283,6 +308,13 @@ collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, v
     memcpy(out + (size_t)comm->rank * len, mine, len);
     if (comm->size == 1)
         return COLLIE_OK;
+    if (comm->boot->host[0]) /* made over a parent: no connections of its own */
+        return comm->boot->over
+                   ? collie__bootstrap_over_allgather(comm, comm->boot->over, mine, all, len)
+                   : collie__fail(comm, COLLIE_ERR_INTERNAL,
+                                  "rank %d: an exchange after its communicator was made over "
+                                  "its parent",
+                                  comm->rank);
     if (comm->rank != 0) {
         if (send_frame(link_to(comm, 0), COLLIE_OK, mine, len, comm->deadline_ns) != 0)
             return io_failed(comm, 0, "a bootstrap exchange");
@@ -317,6 +349,10 @@ collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, v
 int collie__bootstrap_local_addr(const collie_comm *comm, char *host, size_t len)
 {
     const struct collie__bootstrap *b = comm->boot;
+    if (b && b->host[0]) {
+        snprintf(host, len, "%s", b->host);
+        return 0;
+    }
     for (int r = 0; b && r < comm->size; r++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;

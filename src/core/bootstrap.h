@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bootstrap.h - how ranks find each other: identity from the environment, a
- * TCP rendezvous at rank 0, and the small star-shaped exchanges (allgather,
- * barrier) that set up the transports.
+ * TCP rendezvous at rank 0, and the small exchanges (allgathers over its
+ * star, or over a parent communicator: bootstrap_over.c) that set up the
+ * transports.
  */
 #ifndef COLLIE_BOOTSTRAP_H
 #define COLLIE_BOOTSTRAP_H
@@ -12,6 +13,8 @@
 #include "comm.h"
 
 #define COLLIE_HOST_ID_LEN 96
+
+struct collie__bootstrap_over;
 
 struct collie__identity {
     int rank, size;
@@ -24,6 +27,7 @@ struct collie__identity {
     int listen_fd;          /* rank 0: a listener already open at addr, else -1 */
     char token[72];         /* the job's secret from the launcher's store, else "" */
     int token_public;       /* token only tells jobs apart: derived from their ids, no secret */
+    struct collie__bootstrap_over *over; /* made inside a parent (split): its exchanges; or NULL */
 };
 
 /*
@@ -74,6 +78,51 @@ collie_status collie__bootstrap_open(collie_comm *comm, const struct collie__ide
 /* all[r*len .. (r+1)*len) receives rank r's `mine`, on every rank. */
 collie_status collie__bootstrap_allgather(collie_comm *comm, const void *mine, void *all,
                                           size_t len);
+
+/*
+ * A communicator made inside a live one whose ranks it takes (a split whose
+ * groups each lie on one host): its exchanges ride on the parent's
+ * allgathers, each carrying every group's records at once, instead of a
+ * rendezvous of its own.  Every rank of the parent takes part in exactly
+ * COLLIE__BOOTSTRAP_OVER_ROUNDS of them, in a group or not, failed or not
+ * (collie__bootstrap_over_finish), so the parent's collectives stay in step.
+ */
+#define COLLIE__BOOTSTRAP_OVER_ROUNDS 3  /* the cards, shared memory's two */
+#define COLLIE__BOOTSTRAP_OVER_BYTES 512 /* the largest record of a round */
+struct collie__bootstrap_over {
+    collie_comm *parent;
+    const int *members; /* rank i of the new communicator is the parent's members[i] */
+    int rounds;         /* the parent's allgathers this rank has taken part in */
+    /* the parent's allgather of `len` bytes a rank (the api layer's collie_allgather) */
+    collie_status (*allgather)(collie_comm *parent, const void *mine, void *all, size_t len);
+    char host[64]; /* the address this rank's peers reach it at (for its door) */
+};
+
+/* As collie__bootstrap_open, over `over` (which must outlive the exchanges): connects nothing. */
+collie_status collie__bootstrap_open_over(collie_comm *comm, struct collie__bootstrap_over *over);
+
+/* comm, opened over a parent, is made: it takes part in no more exchanges. */
+void collie__bootstrap_made(collie_comm *comm);
+
+/*
+ * The exchange of collie__bootstrap_allgather for a communicator opened over
+ * a parent: one parent allgather, whose records of this communicator's ranks
+ * land in `all`.  A rank whose record says it failed fails this one with its
+ * reason; one that has finished, or sent another length, with MISMATCH.
+ */
+collie_status collie__bootstrap_over_allgather(collie_comm *comm,
+                                               struct collie__bootstrap_over *over,
+                                               const void *mine, void *all, size_t len);
+
+/*
+ * Ends this rank's part in the making of a communicator over a parent (comm:
+ * the new one, or NULL when none was made; status: how its making ended):
+ * takes part in the parent's allgathers that remain of
+ * COLLIE__BOOTSTRAP_OVER_ROUNDS, saying it has finished or why it failed,
+ * and detaches comm from `over`.  COLLIE_OK, or the parent's failure.
+ */
+collie_status collie__bootstrap_over_finish(struct collie__bootstrap_over *over, collie_comm *comm,
+                                            collie_status status);
 
 /* This rank's end of its rendezvous connections, as a numeric address; 0, or -1. */
 int collie__bootstrap_local_addr(const collie_comm *comm, char *host, size_t len);

@@ -68,8 +68,10 @@ int collie__sock_listen(const char *host, int port, int *fd, char *err, size_t e
     int saved = 0;
     for (ai = res; ai; ai = ai->ai_next) {
         int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-        if (s < 0)
+        if (s < 0) {
+            saved = errno; /* out of descriptors: say so, not "Success" */
             continue;
+        }
         int one = 1;
         setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
         if (bind(s, ai->ai_addr, ai->ai_addrlen) == 0 && listen(s, 1024) == 0) {

@@ -138,15 +138,13 @@ collie_status collie_comm_split(collie_comm *comm, int color, int key, collie_co
     int n = comm->size;
     struct member mine = {color < 0 ? -1 : color, key}, *all = malloc(sizeof *all * (size_t)n);
     int *ranks = malloc(sizeof(int) * (size_t)n), (*pairs)[2] = malloc(sizeof *pairs * (size_t)n);
-    collie_status st = all && ranks && pairs
-                           ? collie_allgather(comm, &mine, all, sizeof mine, COLLIE_UINT8)
-                           : collie__fail(comm, COLLIE_ERR_NOMEM,
-                                          "collie_comm_split: no memory for %d ranks' "
-                                          "colors",
-                                          n);
+    collie_status st =
+        all && ranks && pairs
+            ? collie_allgather(comm, &mine, all, sizeof mine, COLLIE_UINT8)
+            : collie__fail(comm, COLLIE_ERR_NOMEM, "collie_comm_split: no memory for %d ranks", n);
     if (st == COLLIE_OK) {
         int count = group_of(all, n, comm->rank, ranks);
-        /* A failure from here is the new communicator's: comm stays usable, last_error(NULL) says why. */
+        /* A new communicator's failure leaves comm usable (last_error(NULL) says why). */
         st = groups_on_one_host(comm, all, n, pairs)
                  ? split_over(comm, mine.color >= 0, count, ranks, newcomm)
                  : split_apart(comm, mine.color >= 0, count, ranks, newcomm);

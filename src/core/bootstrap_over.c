@@ -97,8 +97,11 @@ collie_status collie__bootstrap_over_finish(struct collie__bootstrap_over *over,
     if (status != COLLIE_OK)
         snprintf(me.data, sizeof me.data, "%s", collie_last_error(comm));
     struct record *out = over->rounds < COLLIE__BOOTSTRAP_OVER_ROUNDS ? records(over) : NULL;
-    if (over->rounds < COLLIE__BOOTSTRAP_OVER_ROUNDS && !out)
-        return COLLIE_ERR_NOMEM; /* the parent's next collective fails as it goes out of step */
+    if (over->rounds < COLLIE__BOOTSTRAP_OVER_ROUNDS && !out) /* the others wait in vain */
+        return collie__fail(over->parent, COLLIE_ERR_NOMEM,
+                            "rank %d: no memory for %d ranks' records while a split was made: "
+                            "this communicator's collectives are out of step",
+                            collie_rank(over->parent), collie_size(over->parent));
     collie_status st = COLLIE_OK;
     while (st == COLLIE_OK && over->rounds < COLLIE__BOOTSTRAP_OVER_ROUNDS)
         st = round_trip(over, &me, out);

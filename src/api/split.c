@@ -59,6 +59,16 @@ static int groups_on_one_host(const collie_comm *comm, const struct member *all,
     return one;
 }
 
+/*
+ * Where a group's ranks listen (its rendezvous, their doors): loopback on
+ * one host, else the address the parent's rendezvous reached.
+ */
+static void group_addr(const collie_comm *comm, char *host, size_t len)
+{
+    if (comm->nhosts == 1 || collie__bootstrap_local_addr(comm, host, len))
+        snprintf(host, len, "127.0.0.1");
+}
+
 static collie_status parent_allgather(collie_comm *parent, const void *mine, void *all, size_t len)
 {
     return collie_allgather(parent, mine, all, len, COLLIE_UINT8);
@@ -66,23 +76,17 @@ static collie_status parent_allgather(collie_comm *parent, const void *mine, voi
 
 /*
  * This rank's group (`count` ranks of comm, new rank i is comm's ranks[i];
- * member: whether this rank is in one) made over comm, every group at once.
+ * new_rank: this rank's, -1 outside every group) made over comm, every
+ * group at once.
  */
-static collie_status split_over(collie_comm *comm, int member, int count, const int *ranks,
+static collie_status split_over(collie_comm *comm, int new_rank, int count, const int *ranks,
                                 collie_comm **newcomm)
 {
     struct collie__bootstrap_over over = {
         .parent = comm, .members = ranks, .allgather = parent_allgather};
-    /* The address of its door: as a rendezvous of its own would have found it. */
-    if (comm->nhosts == 1 || collie__bootstrap_local_addr(comm, over.host, sizeof over.host))
-        snprintf(over.host, sizeof over.host, "127.0.0.1");
-    collie_status st = COLLIE_OK;
-    if (member) {
-        int new_rank = 0;
-        while (ranks[new_rank] != comm->rank)
-            new_rank++;
-        st = collie__init_over(newcomm, count, new_rank, &over);
-    }
+    group_addr(comm, over.host, sizeof over.host);
+    collie_status st =
+        new_rank >= 0 ? collie__init_over(newcomm, count, new_rank, &over) : COLLIE_OK;
     collie_status parent = collie__bootstrap_over_finish(&over, *newcomm, st);
     if (parent != COLLIE_OK) { /* the parent failed: its group may not be whole */
         collie_finalize(*newcomm);
@@ -99,25 +103,21 @@ static collie_status split_over(collie_comm *comm, int member, int count, const 
  * a unique id, an allgather over comm hands it out, and each group meets at
  * its own rendezvous.
  */
-static collie_status split_apart(collie_comm *comm, int member, int count, const int *ranks,
+static collie_status split_apart(collie_comm *comm, int new_rank, int count, const int *ranks,
                                  collie_comm **newcomm)
 {
     int n = comm->size;
     collie_unique_id id = {{0}}, *ids = malloc(sizeof *ids * (size_t)n);
     if (!ids)
         return collie__fail(comm, COLLIE_ERR_NOMEM, "collie_comm_split: no memory for %d ids", n);
-    if (member && ranks[0] == comm->rank) {
-        /* One host: loopback.  Across hosts: the address the parent's rendezvous reached. */
+    if (new_rank == 0) {
         char host[64];
-        int local = comm->nhosts == 1 || collie__bootstrap_local_addr(comm, host, sizeof host);
-        if (collie__get_unique_id_at(&id, local ? "127.0.0.1" : host) != COLLIE_OK)
+        group_addr(comm, host, sizeof host);
+        if (collie__get_unique_id_at(&id, host) != COLLIE_OK)
             memset(&id, 0, sizeof id); /* the members see an invalid id and fail alike */
     }
     collie_status st = collie_allgather(comm, &id, ids, sizeof id, COLLIE_UINT8);
-    if (st == COLLIE_OK && member) {
-        int new_rank = 0;
-        while (ranks[new_rank] != comm->rank)
-            new_rank++;
+    if (st == COLLIE_OK && new_rank >= 0) {
         st = collie_init_rank(newcomm, count, &ids[ranks[0]], new_rank);
         if (st == COLLIE_OK)
             collie__comm_join_family(*newcomm, comm, ranks); /* without memory: its own */
@@ -143,11 +143,13 @@ collie_status collie_comm_split(collie_comm *comm, int color, int key, collie_co
             ? collie_allgather(comm, &mine, all, sizeof mine, COLLIE_UINT8)
             : collie__fail(comm, COLLIE_ERR_NOMEM, "collie_comm_split: no memory for %d ranks", n);
     if (st == COLLIE_OK) {
-        int count = group_of(all, n, comm->rank, ranks);
+        int count = group_of(all, n, comm->rank, ranks), new_rank = -1;
+        for (int i = 0; mine.color >= 0 && new_rank < 0; i++)
+            new_rank = ranks[i] == comm->rank ? i : -1;
         /* A new communicator's failure leaves comm usable (last_error(NULL) says why). */
         st = groups_on_one_host(comm, all, n, pairs)
-                 ? split_over(comm, mine.color >= 0, count, ranks, newcomm)
-                 : split_apart(comm, mine.color >= 0, count, ranks, newcomm);
+                 ? split_over(comm, new_rank, count, ranks, newcomm)
+                 : split_apart(comm, new_rank, count, ranks, newcomm);
     }
     free(all), free(ranks), free(pairs);
     return st;

@@ -65,6 +65,14 @@ echo "two jobs at once: ok"
 
 # A worker that runs until it is stopped: OPS collectives, each checked.
 workers_ready() { [ "$(grep -c ready "$log")" = 4 ]; }
+# The workers on this cluster's nodes, oldest first: other tests may run their own.
+workers() {
+    local pids
+    pids=$(for h in 1 2; do ip netns pids "$netns_prefix-$h"; done 2>/dev/null | paste -sd,)
+    [ -z "$pids" ] ||
+        ps -o pid=,comm= --sort=start_time -p "$pids" | awk -v w="$(basename "$worker")" '$2 == w { print $1 }'
+}
+no_workers() { [ -z "$(workers)" ]; }
 start_worker() { # start_worker SRUN-ARGS...: the step in the background, $step_pid, $log
     log="$slurm_dir/worker.log"
     slurm_login srun -N 2 -n 4 --mpi=pmi2 -K0 "$@" "$worker" 1000000 7 >"$log" 2>&1 &
@@ -81,12 +89,12 @@ step_ends() { # step_ends: srun returns within COLLIE_TIMEOUT and more; nothing 
     done
     wait "$step_pid" && fail "srun succeeded after a task was killed: $(cat "$log")"
     slurm_wait_idle
-    slurm_until 10 bash -c "! pgrep -x '$(basename "$worker")'" || fail "workers left behind: $(pgrep -ax "$(basename "$worker")")"
+    slurm_until 10 no_workers || fail "workers left behind: $(workers)"
 }
 
 # A task SIGKILLed: srun does not stop the others (-K0), collie does, naming the loss.
 start_worker
-pkill -KILL -n -x "$(basename "$worker")"
+kill -KILL "$(workers | tail -1)"
 step_ends
 [ "$(grep -c "error COLLIE_ERR_PEER_LOST" "$log")" = 3 ] ||
     fail "a task SIGKILLed: the 3 others should end with PEER_LOST: $(cat "$log")"

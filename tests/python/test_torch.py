@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """collie as a torch.distributed backend, checked against Gloo in the same job.
 
-    collie run -n N /usr/bin/python3 tests/python/test_torch.py SCENARIO
+    collie run -n N /usr/bin/python3 tests/python/test_torch.py SCENARIO[,SCENARIO...]
+
+Scenarios given together run one after another in the same processes.
 
 ops       every collective the backend serves (all_to_all with uneven splits too),
           on every dtype Gloo supports,
@@ -47,6 +49,7 @@ import torch.distributed as dist  # noqa: E402
 
 import collie  # noqa: E402
 import collie.torch  # noqa: E402,F401  (registers the backend)
+import scenarios  # noqa: E402
 
 
 def test_time(seconds):
@@ -677,7 +680,7 @@ def a6000():
 
 
 if __name__ == "__main__":
-    {"ops": ops, "ddp": ddp, "hooks": hooks, "ef": ef, "optimizer": optimizer, "mismatch": mismatch,
-     "neighbor_opt": neighbor_opt,
-     "kill": kill, "shrink": shrink, "package": package, "neighbor": neighbor, "benchmark": benchmark,
-     "a6000": a6000}[sys.argv[1]]()
+    scenarios.run({"ops": ops, "ddp": ddp, "hooks": hooks, "ef": ef, "optimizer": optimizer,
+                   "mismatch": mismatch, "neighbor_opt": neighbor_opt, "kill": kill, "shrink": shrink,
+                   "package": package, "neighbor": neighbor, "benchmark": benchmark, "a6000": a6000},
+                  sys.argv[1])

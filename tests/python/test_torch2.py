@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """What torch 2.x runs on a process group, on collie, checked against Gloo in the same job.
 
-    collie run -n N PYTHON tests/python/test_torch2.py SCENARIO
+    collie run -n N PYTHON tests/python/test_torch2.py SCENARIO[,SCENARIO...]
+
+Scenarios given together run one after another in the same processes.
 
 tensors     the tensor forms (all_gather_into_tensor, reduce_scatter_tensor with SUM
             and AVG, their coalesced forms), gather, scatter, the object collectives,
@@ -32,6 +34,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 import collie.torch  # noqa: E402,F401  (registers the backend)
+import scenarios  # noqa: E402
 
 
 def needs(have, what):
@@ -332,5 +335,5 @@ def compile_ddp():
 
 
 if __name__ == "__main__":
-    {"tensors": tensors, "functional": functional, "mesh": mesh, "dtensor": dtensor,
-     "fsdp2": fsdp2, "compile": compile_ddp}[sys.argv[1]]()
+    scenarios.run({"tensors": tensors, "functional": functional, "mesh": mesh, "dtensor": dtensor,
+                   "fsdp2": fsdp2, "compile": compile_ddp}, sys.argv[1])

@@ -196,11 +196,38 @@ static void peer_gone(int finalize)
     expect_sticky(COLLIE_ERR_PEER_LOST);
 }
 
+/*
+ * A file of this job's (COLLIE_TOKEN is one a job, from collie run) that rank r
+ * makes once it is done waiting: how the straggler learns that the others timed
+ * out without waiting as long as a slow machine could take.
+ */
+static void stall_marker(char *path, size_t len, int r)
+{
+    const char *token = getenv("COLLIE_TOKEN");
+    snprintf(path, len, "/tmp/collie-test-stall-%.64s-%d", token ? token : "none", r);
+}
+
+/* Waits until every other rank has made its marker (removing them), up to a bound. */
+static void stall_wait_for_others(void)
+{
+    char path[128];
+    double deadline = test_seconds() + test_time(10);
+    for (int r = 0; r < size - 1; r++) {
+        stall_marker(path, sizeof path, r);
+        while (access(path, F_OK) != 0) {
+            CHECK(test_seconds() < deadline, "rank %d did not time out within %.0f s", r,
+                  test_time(10));
+            test_sleep(0.005);
+        }
+        unlink(path);
+    }
+}
+
 static void stall(void)
 {
     float x = 1;
     if (rank == size - 1) {
-        test_sleep(test_time(3)); /* the others time out meanwhile */
+        stall_wait_for_others();
         double t0 = test_seconds();
         expect(collie_allreduce(comm, &x, &x, 1, COLLIE_FLOAT32, COLLIE_SUM), COLLIE_ERR_TIMEOUT,
                "COLLIE_TIMEOUT", "straggler");
@@ -213,6 +240,10 @@ static void stall(void)
     double took = test_seconds() - t0;
     /* never before the deadline; after it, as soon as the machine lets it */
     CHECK(took > 0.9 && took < test_time(6), "timed out after %.2f s with COLLIE_TIMEOUT=1", took);
+    char path[128];
+    stall_marker(path, sizeof path, rank);
+    FILE *f = fopen(path, "w");
+    CHECK(f && fclose(f) == 0, "cannot make %s: %s", path, strerror(errno));
     expect_sticky(COLLIE_ERR_TIMEOUT);
 }
 

@@ -144,8 +144,9 @@ collie_status collie_comm_split(collie_comm *comm, int color, int key, collie_co
             : collie__fail(comm, COLLIE_ERR_NOMEM, "collie_comm_split: no memory for %d ranks", n);
     if (st == COLLIE_OK) {
         int count = group_of(all, n, comm->rank, ranks), new_rank = -1;
-        for (int i = 0; mine.color >= 0 && new_rank < 0; i++)
-            new_rank = ranks[i] == comm->rank ? i : -1;
+        for (int i = 0; mine.color >= 0 && i < count; i++)
+            if (ranks[i] == comm->rank)
+                new_rank = i;
         /* A new communicator's failure leaves comm usable (last_error(NULL) says why). */
         st = groups_on_one_host(comm, all, n, pairs)
                  ? split_over(comm, new_rank, count, ranks, newcomm)
